@@ -1,0 +1,254 @@
+package loopback
+
+import (
+	"io"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/transport-io/tiogen/runtime/transport"
+)
+
+// pipe is one direction of a stream: a byte buffer bounded by the link's
+// window, with QUIC's ways for each end to stop the other.
+type pipe struct {
+	link     *Link
+	reader   Side
+	stats    *directionStats
+	onFinish func() // once both ends are done with the pipe; may be nil
+
+	readable chan struct{} // capacity 1: something for the reader changed
+	writable chan struct{} // capacity 1: something for the writer changed
+
+	mu       sync.Mutex
+	buf      []byte
+	off      int // read position in buf
+	fin      bool
+	reset    bool
+	stopped  bool
+	code     uint8 // of the reset or stop
+	finished bool
+	chunks   *rand.Rand // SplitWrites: sizes of the reads; nil otherwise
+}
+
+func (l *Link) newPipe(reader Side, stats *directionStats, onFinish func()) *pipe {
+	p := &pipe{
+		link:     l,
+		reader:   reader,
+		stats:    stats,
+		onFinish: onFinish,
+		readable: make(chan struct{}, 1),
+		writable: make(chan struct{}, 1),
+	}
+	if l.split {
+		l.mu.Lock()
+		l.seq++
+		p.chunks = rand.New(rand.NewPCG(uint64(reader), l.seq))
+		l.mu.Unlock()
+	}
+	return p
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pipe) buffered() int { return len(p.buf) - p.off }
+
+// finishLocked marks the pipe done for both ends; p.mu is held.
+func (p *pipe) finishLocked() {
+	if p.finished {
+		return
+	}
+	p.finished = true
+	if p.onFinish != nil {
+		p.onFinish()
+	}
+}
+
+// writeErrLocked is why a write cannot proceed now, if it cannot; p.mu is
+// held.
+func (p *pipe) writeErrLocked() error {
+	switch {
+	case p.link.isDone():
+		return ErrSessionEnded
+	case p.reset:
+		return &transport.StreamError{Code: p.code}
+	case p.stopped:
+		return &transport.StreamError{Code: p.code, Remote: true}
+	case p.fin:
+		return errWriteAfterClose
+	}
+	return nil
+}
+
+func (p *pipe) write(b []byte) (int, error) {
+	n := 0
+	for {
+		p.mu.Lock()
+		if err := p.writeErrLocked(); err != nil {
+			p.mu.Unlock()
+			return n, err
+		}
+		if n == len(b) {
+			p.mu.Unlock()
+			return n, nil
+		}
+		if space := p.link.window - p.buffered(); space > 0 {
+			k := min(space, len(b)-n)
+			if p.off > 0 && len(p.buf)+k > cap(p.buf) {
+				p.buf = p.buf[:copy(p.buf, p.buf[p.off:])]
+				p.off = 0
+			}
+			p.buf = append(p.buf, b[n:n+k]...)
+			n += k
+			p.stats.streamBytes.Add(uint64(k))
+			if space > k {
+				signal(p.writable) // room for another writer
+			}
+			p.mu.Unlock()
+			signal(p.readable)
+			continue
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.writable:
+		case <-p.link.done:
+		}
+	}
+}
+
+func (p *pipe) closeWrite() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.link.isDone():
+		return ErrSessionEnded
+	case p.reset:
+		return errResetAfterFinish
+	case p.stopped, p.fin:
+		return nil
+	}
+	p.fin = true
+	signal(p.readable)
+	return nil
+}
+
+func (p *pipe) resetWrite(code uint8) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reset || p.stopped || p.finished {
+		return
+	}
+	p.reset, p.code = true, code
+	p.discardLocked()
+}
+
+func (p *pipe) read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		if stall := p.link.stall[p.reader].Load(); stall != nil {
+			select {
+			case <-*stall:
+			case <-p.link.done:
+				return 0, ErrSessionEnded
+			}
+			continue
+		}
+		p.mu.Lock()
+		switch {
+		case p.stopped:
+			p.mu.Unlock()
+			return 0, &transport.StreamError{Code: p.code}
+		case p.reset:
+			p.mu.Unlock()
+			return 0, &transport.StreamError{Code: p.code, Remote: true}
+		case p.link.isDone():
+			p.mu.Unlock()
+			return 0, ErrSessionEnded
+		}
+		if avail := p.buffered(); avail > 0 {
+			k := min(avail, len(b))
+			if p.chunks != nil {
+				k = min(k, 1+p.chunks.IntN(7))
+			}
+			copy(b, p.buf[p.off:p.off+k])
+			p.off += k
+			if p.off == len(p.buf) {
+				p.buf, p.off = p.buf[:0], 0
+			} else {
+				signal(p.readable) // more for another reader
+			}
+			p.mu.Unlock()
+			signal(p.writable)
+			return k, nil
+		}
+		if p.fin {
+			p.finishLocked()
+			p.mu.Unlock()
+			return 0, io.EOF
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.readable:
+		case <-p.link.done:
+		}
+	}
+}
+
+func (p *pipe) stopRead(code uint8) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reset || p.stopped || p.finished {
+		return
+	}
+	p.stopped, p.code = true, code
+	p.discardLocked()
+}
+
+// discardLocked drops the unread bytes after a reset or stop and wakes both
+// ends; p.mu is held.
+func (p *pipe) discardLocked() {
+	p.buf, p.off = nil, 0
+	p.finishLocked()
+	signal(p.readable)
+	signal(p.writable)
+}
+
+func (l *Link) isDone() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// sendStream is the sending half of a pipe.
+type sendStream struct{ p *pipe }
+
+func (s sendStream) Write(b []byte) (int, error) { return s.p.write(b) }
+func (s sendStream) Close() error                { return s.p.closeWrite() }
+func (s sendStream) Reset(code uint8)            { s.p.resetWrite(code) }
+
+// receiveStream is the receiving half of a pipe.
+type receiveStream struct{ p *pipe }
+
+func (s receiveStream) Read(b []byte) (int, error) { return s.p.read(b) }
+func (s receiveStream) Stop(code uint8)            { s.p.stopRead(code) }
+
+// stream is a call stream: this side's sending pipe and the peer's.
+type stream struct {
+	sendStream
+	receiveStream
+}
+
+var (
+	_ transport.SendStream    = sendStream{}
+	_ transport.ReceiveStream = receiveStream{}
+	_ transport.Stream        = (*stream)(nil)
+)

@@ -1,0 +1,200 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+)
+
+// Buffer policy of Reader.
+//
+// Bytes are read ahead into a fixed readAhead-byte buffer, so a run of small
+// frames costs about one Read of the stream per readAhead bytes rather than
+// three Reads per frame, and a small frame's payload is handed out without a
+// copy.
+//
+// A payload larger than that goes into a separate buffer that grows in steps
+// that at most double what has arrived, so a header that claims 16 MiB and
+// is followed by nothing costs firstChunk bytes, not 16 MiB. That buffer is
+// released once shrinkAfter frames in a row have fit in retainCap bytes, so
+// one large call does not pin its memory for the session's life, while a run
+// of large frames keeps reusing it.
+const (
+	readAhead   = 4 << 10
+	firstChunk  = 64 << 10
+	retainCap   = 64 << 10
+	shrinkAfter = 16
+	// maxEmptyReads is how many (0, nil) reads in a row Next tolerates from
+	// a broken io.Reader before it reports io.ErrNoProgress.
+	maxEmptyReads = 100
+)
+
+// Reader decodes stream frames (§5) from a byte stream. It owns no
+// goroutine and does no I/O beyond calling Read on the stream it wraps; it
+// reads ahead of the current frame, so the stream belongs to it. It is not
+// safe for concurrent use.
+type Reader struct {
+	r          io.Reader
+	ahead      []byte // read-ahead buffer; unread bytes are ahead[start:end]
+	start, end int
+	readErr    error  // an error the stream returned along with data, not yet reported
+	big        []byte // payloads larger than the read-ahead buffer
+	small      int    // frames in a row that fit in retainCap while big is larger
+	err        error  // sticky: after a decode or read error the framing is lost
+}
+
+// NewReader returns a Reader of the frames on r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: r}
+}
+
+// Next reads one frame. Frame.Payload aliases a buffer that is reused: it is
+// valid until the next call to Next.
+//
+// The header is checked before any payload byte is buffered, in this order:
+// Length ≥ 9 (§5.1), a known type (§5.2), the type's payload cap (§5.1,
+// WT_PAYLOAD_TOO_LARGE), reserved bits zero (§5.1), a known codec (§5.3,
+// WT_UNSUPPORTED_CODEC), codec 0x01 on control frames (§5.3), and the event
+// id rule of §5.4. Every decode error is an *Error (WT_PROTOCOL_ERROR unless
+// said otherwise). Which frame may appear on which stream is the caller's
+// concern.
+//
+// Next returns io.EOF only when the stream ends cleanly between frames,
+// io.ErrUnexpectedEOF when it ends inside one, and the stream's own error
+// otherwise. Errors are sticky: once Next fails, it keeps returning that
+// error, because the frame boundaries are lost.
+func (r *Reader) Next() (Frame, error) {
+	if r.err != nil {
+		return Frame{}, r.err
+	}
+	f, err := r.next()
+	if err != nil {
+		r.err = err
+		r.ahead, r.big = nil, nil
+	}
+	return f, err
+}
+
+func (r *Reader) next() (Frame, error) {
+	if err := r.fill(4); err != nil {
+		if err == io.EOF && r.end == r.start {
+			return Frame{}, io.EOF // a clean end between frames
+		}
+		return Frame{}, unexpected(err)
+	}
+	length := binary.BigEndian.Uint32(r.ahead[r.start:])
+	if length < minLength {
+		return Frame{}, Errorf(ProtocolError, "frame length %d is below the minimum of %d (§5.1)", length, minLength)
+	}
+	if err := r.fill(HeaderLen); err != nil {
+		return Frame{}, unexpected(err)
+	}
+	h := r.ahead[r.start : r.start+HeaderLen]
+	t, c := FrameType(h[4]), Codec(h[5])
+	eventID := binary.BigEndian.Uint32(h[8:12])
+	n := int(length) - 8
+	if !t.Known() {
+		return Frame{}, Errorf(ProtocolError, "reserved frame %s (§5.2)", t)
+	}
+	if n > t.MaxPayload() {
+		return Frame{}, Errorf(PayloadTooLarge, "%s frame length %d exceeds the %d-byte payload cap (§5.1)", t, length, t.MaxPayload())
+	}
+	if h[6] != 0 || h[7] != 0 {
+		return Frame{}, Errorf(ProtocolError, "%s frame with reserved bits 0x%02x%02x set (§5.1)", t, h[6], h[7])
+	}
+	if err := checkHeader(t, c, eventID, n); err != nil {
+		return Frame{}, err
+	}
+	r.start += HeaderLen
+	payload, err := r.readPayload(n)
+	if err != nil {
+		return Frame{}, unexpected(err)
+	}
+	return Frame{Type: t, Codec: c, EventID: eventID, Payload: payload}, nil
+}
+
+// fill makes at least n ≤ readAhead unread bytes available in r.ahead.
+func (r *Reader) fill(n int) error {
+	if r.end-r.start >= n {
+		return nil
+	}
+	if r.ahead == nil {
+		r.ahead = make([]byte, readAhead)
+	}
+	if r.start+n > len(r.ahead) {
+		r.end = copy(r.ahead, r.ahead[r.start:r.end])
+		r.start = 0
+	}
+	for empty := 0; r.end-r.start < n; {
+		if r.readErr != nil {
+			err := r.readErr
+			r.readErr = nil
+			return err
+		}
+		k, err := r.r.Read(r.ahead[r.end:])
+		r.end += k
+		r.readErr = err
+		if k == 0 && err == nil {
+			if empty++; empty >= maxEmptyReads {
+				return io.ErrNoProgress
+			}
+		}
+	}
+	return nil
+}
+
+// readPayload returns the next n bytes of the stream, from the read-ahead
+// buffer when they fit and from the large-payload buffer otherwise (see the
+// buffer policy above).
+func (r *Reader) readPayload(n int) ([]byte, error) {
+	if cap(r.big) > retainCap {
+		if n <= retainCap {
+			if r.small++; r.small >= shrinkAfter {
+				r.big, r.small = nil, 0
+			}
+		} else {
+			r.small = 0
+		}
+	}
+	if n <= readAhead {
+		if err := r.fill(n); err != nil {
+			return nil, err
+		}
+		p := r.ahead[r.start : r.start+n : r.start+n]
+		r.start += n
+		return p, nil
+	}
+	buf := r.big[:0]
+	if cap(buf) < n {
+		buf = make([]byte, 0, min(max(firstChunk, r.end-r.start), n))
+	}
+	buf = append(buf, r.ahead[r.start:r.end]...)
+	r.start, r.end = 0, 0
+	if len(buf) < n && r.readErr != nil {
+		err := r.readErr
+		r.readErr = nil
+		return nil, err
+	}
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*cap(buf), n))
+			copy(grown, buf)
+			buf = grown
+		}
+		k, err := io.ReadFull(r.r, buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			return nil, err
+		}
+	}
+	r.big = buf
+	return buf, nil
+}
+
+// unexpected turns an end of stream inside a frame into io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
