@@ -47,7 +47,7 @@ func AppendHandshake(dst []byte, h Handshake) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, f)
+		dst = AppendJSONString(dst, f)
 	}
 	dst = append(dst, `],"events":[`...)
 	for i, e := range events {
@@ -55,11 +55,11 @@ func AppendHandshake(dst []byte, h Handshake) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, '[')
-		dst = appendJSONString(dst, e.Name)
+		dst = AppendJSONString(dst, e.Name)
 		dst = append(dst, ',')
 		dst = strconv.AppendUint(dst, uint64(e.ID), 10)
 		dst = append(dst, ',')
-		dst = appendJSONString(dst, string(e.Lane))
+		dst = AppendJSONString(dst, string(e.Lane))
 		dst = append(dst, ']')
 	}
 	return append(dst, "]}"...)

@@ -59,7 +59,7 @@ func TestSpec4_1_StringsAreEscapedLikeJSONStringify(t *testing.T) {
 		"\u2028é😀":     "\"\u2028é😀\"",
 		"bad\xffutf8":  "\"bad\ufffdutf8\"",
 	} {
-		got := string(appendJSONString(nil, in))
+		got := string(AppendJSONString(nil, in))
 		if got != want {
 			t.Errorf("%q: got %s, want %s", in, got, want)
 		}

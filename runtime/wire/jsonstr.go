@@ -6,11 +6,11 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as a JSON string exactly as JavaScript's
+// AppendJSONString appends s as a JSON string exactly as JavaScript's
 // JSON.stringify writes it, so both runtimes produce the same bytes: '"' and
 // '\' escaped, control characters as \b \t \n \f \r or \u00XX, everything
 // else literal. Invalid UTF-8 becomes U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

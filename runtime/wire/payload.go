@@ -60,9 +60,9 @@ type CallError struct {
 // AppendCallError appends {"code":"WT_…","message":"…"} (§6.4).
 func AppendCallError(dst []byte, e CallError) []byte {
 	dst = append(dst, `{"code":`...)
-	dst = appendJSONString(dst, string(e.Code))
+	dst = AppendJSONString(dst, string(e.Code))
 	dst = append(dst, `,"message":`...)
-	dst = appendJSONString(dst, e.Message)
+	dst = AppendJSONString(dst, e.Message)
 	return append(dst, '}')
 }
 
@@ -109,7 +109,7 @@ func ParseCallError(b []byte) (CallError, error) {
 // AppendRoom appends the JOIN and LEAVE payload {"room":"…"} (§6.5).
 func AppendRoom(dst []byte, room string) []byte {
 	dst = append(dst, `{"room":`...)
-	dst = appendJSONString(dst, room)
+	dst = AppendJSONString(dst, room)
 	return append(dst, '}')
 }
 
