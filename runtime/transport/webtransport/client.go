@@ -1,0 +1,225 @@
+package webtransport
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+	wt "github.com/quic-go/webtransport-go"
+
+	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// Client defaults.
+const (
+	// DefaultDialTimeout bounds the QUIC handshake and the session request.
+	DefaultDialTimeout = 10 * time.Second
+	// ProbeTimeout is §10.3's 2000 ms for the HTTPS HEAD that tells a
+	// blocked UDP path from a dead server.
+	ProbeTimeout = 2000 * time.Millisecond
+)
+
+// DialOptions configure Dial. The zero value verifies the server against
+// the system roots.
+type DialOptions struct {
+	// CertHashes pins the server certificate by the SHA-256 of its DER
+	// encoding, as a browser's serverCertificateHashes does: the chain and
+	// name are not checked, the certificate must be valid now and for at
+	// most 14 days. An expired pinned certificate is WT_CERT_EXPIRED.
+	CertHashes [][32]byte
+	// RootCAs replaces the system roots when no hash is pinned.
+	RootCAs *x509.CertPool
+	// Header is sent with the session request (never logged).
+	Header http.Header
+	// DialTimeout bounds the QUIC handshake plus the session request;
+	// default DefaultDialTimeout.
+	DialTimeout time.Duration
+	// ProbeTimeout bounds the HTTPS HEAD after a failed QUIC handshake;
+	// default ProbeTimeout (§10.3).
+	ProbeTimeout time.Duration
+	// IdleTimeout is QUIC's idle timeout, after which a silent path is a
+	// lost session; default DefaultIdleTimeout. Keep-alives are sent at
+	// half of it.
+	IdleTimeout time.Duration
+	// CloseGrace is how long the connection stays open after a local close
+	// so the close reaches the server; default DefaultCloseGrace. A server
+	// of this package closes the connection itself once it read the close.
+	CloseGrace time.Duration
+	// Clock decides whether a pinned certificate expired; default the wall
+	// clock.
+	Clock clock.Clock
+}
+
+// HashFromHex parses a 64-digit hex SHA-256 pin.
+func HashFromHex(s string) ([32]byte, error) {
+	var h [32]byte
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(h) {
+		return h, fmt.Errorf("webtransport: certificate hash %q is not 64 hex digits", s)
+	}
+	copy(h[:], b)
+	return h, nil
+}
+
+// Dial opens one session at rawURL (https://host:port/path?query). Each call
+// opens a new QUIC connection and a new session (§11), so a reconnecting
+// caller calls Dial again. Its errors are *wire.Error:
+// WT_UDP_UNREACHABLE when the QUIC handshake failed but the origin answered
+// HEAD /.well-known/transport-io over HTTPS within ProbeTimeout,
+// WT_CERT_EXPIRED for an expired pinned certificate, WT_HANDSHAKE_FAILED
+// otherwise. A refusal is not a Dial error: the session opens and closes with
+// WT_UNAUTHORIZED, as a browser sees it (§4).
+func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, wire.Errorf(wire.HandshakeFailed, "session URL must be https://host[:port]/path")
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "443")
+	}
+	clk := clock.Or(opts.Clock)
+	var expired atomic.Bool
+	tlsConf := &tls.Config{ServerName: u.Hostname(), RootCAs: opts.RootCAs}
+	if len(opts.CertHashes) > 0 {
+		tlsConf.InsecureSkipVerify = true // replaced by the pin check below
+		tlsConf.VerifyPeerCertificate = verifyPinned(opts.CertHashes, clk, &expired)
+	}
+	idle := orDuration(opts.IdleTimeout, DefaultIdleTimeout)
+
+	dialCtx, cancel := context.WithTimeout(ctx, orDuration(opts.DialTimeout, DefaultDialTimeout))
+	defer cancel()
+	h3TLS := tlsConf.Clone()
+	h3TLS.NextProtos = []string{http3.NextProtoH3}
+	qc, err := quic.DialAddr(dialCtx, host, h3TLS, &quic.Config{
+		EnableDatagrams:                  true,
+		EnableStreamResetPartialDelivery: true,
+		MaxIncomingStreams:               2 * DefaultMaxCalls,
+		MaxIncomingUniStreams:            16,
+		MaxIdleTimeout:                   idle,
+		KeepAlivePeriod:                  idle / 2,
+	})
+	if err != nil {
+		if expired.Load() {
+			return nil, wire.Errorf(wire.CertExpired, "the pinned certificate of %s has expired: %w", host, err)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, handshakeFailure(ctx, host, tlsConf, orDuration(opts.ProbeTimeout, ProbeTimeout), err)
+	}
+
+	tr := &wt.Transport{}
+	cc, err := tr.NewClientConn(qc)
+	if err != nil {
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+		return nil, wire.Errorf(wire.HandshakeFailed, "starting WebTransport on %s: %w", host, err)
+	}
+	rsp, sess, err := cc.Dial(dialCtx, rawURL, opts.Header)
+	if err != nil {
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+		if rsp != nil {
+			return nil, wire.Errorf(wire.HandshakeFailed, "server %s answered the session request with HTTP %d", host, rsp.StatusCode)
+		}
+		return nil, wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, err)
+	}
+	grace := orDuration(opts.CloseGrace, DefaultCloseGrace)
+	return newConn(sess, qc, nil, grace, clk, func(c *conn) { lingerThenClose(c, grace) }), nil
+}
+
+// lingerThenClose releases a client's QUIC connection once its session
+// ended. After a local close it first waits, up to the grace, for the server
+// to close the connection: closing it at once can overtake the close
+// capsule, and the server would see no code (FACTS.md).
+func lingerThenClose(c *conn, grace time.Duration) {
+	if info := c.CloseInfo(); !info.Remote && !info.Lost {
+		t := time.NewTimer(grace)
+		select {
+		case <-c.qconn.Context().Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	c.qconn.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+}
+
+// handshakeFailure decides between WT_UDP_UNREACHABLE and
+// WT_HANDSHAKE_FAILED with one HEAD over HTTPS (§10.3). The probe never
+// carries the session URL's query.
+func handshakeFailure(ctx context.Context, host string, tlsConf *tls.Config, timeout time.Duration, cause error) error {
+	if probeWellKnown(ctx, host, tlsConf, timeout) {
+		return wire.Errorf(wire.UDPUnreachable, "the QUIC handshake with %s failed but it answers over HTTPS: %w", host, cause)
+	}
+	return wire.Errorf(wire.HandshakeFailed, "the QUIC handshake with %s failed and it does not answer over HTTPS: %w", host, cause)
+}
+
+// probeWellKnown reports whether host answered HEAD /.well-known/transport-io
+// over HTTPS with a 2xx within timeout, verified as the session would be.
+func probeWellKnown(ctx context.Context, host string, tlsConf *tls.Config, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tr := &http.Transport{TLSClientConfig: tlsConf.Clone(), ForceAttemptHTTP2: true, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, "https://"+host+WellKnownPath, nil)
+	if err != nil {
+		return false
+	}
+	rsp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return false
+	}
+	rsp.Body.Close()
+	return rsp.StatusCode/100 == 2
+}
+
+// verifyPinned accepts a leaf certificate whose SHA-256 is pinned and which
+// a browser would accept pinned: valid now, for at most 14 days. It records
+// an expired pinned certificate, which Dial reports as WT_CERT_EXPIRED.
+func verifyPinned(pins [][32]byte, clk clock.Clock, expired *atomic.Bool) func([][]byte, [][]*x509.Certificate) error {
+	return func(raw [][]byte, _ [][]*x509.Certificate) error {
+		if len(raw) == 0 {
+			return errors.New("webtransport: the server sent no certificate")
+		}
+		sum := sha256.Sum256(raw[0])
+		pinned := false
+		for _, p := range pins {
+			if p == sum {
+				pinned = true
+				break
+			}
+		}
+		if !pinned {
+			return fmt.Errorf("webtransport: certificate SHA-256 %x matches no pinned hash", sum)
+		}
+		leaf, err := x509.ParseCertificate(raw[0])
+		if err != nil {
+			return fmt.Errorf("webtransport: pinned certificate: %w", err)
+		}
+		now := clk.Now()
+		if now.After(leaf.NotAfter) {
+			expired.Store(true)
+			return fmt.Errorf("webtransport: pinned certificate expired at %v", leaf.NotAfter.UTC())
+		}
+		if now.Before(leaf.NotBefore) {
+			return fmt.Errorf("webtransport: pinned certificate is not valid before %v", leaf.NotBefore.UTC())
+		}
+		if leaf.NotAfter.Sub(leaf.NotBefore) > devcert.MaxValidity {
+			return errors.New("webtransport: a certificate pinned by hash must be valid at most 14 days, as browsers require")
+		}
+		return nil
+	}
+}

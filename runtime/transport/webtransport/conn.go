@@ -1,0 +1,302 @@
+package webtransport
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/quicvarint"
+	wt "github.com/quic-go/webtransport-go"
+
+	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// DefaultCloseGrace is how long a closing side waits for the peer to answer
+// its close before tearing the session down anyway. The close capsule has
+// been sent (and retransmitted) by then; waiting for the answer first is what
+// lets the code reach Chromium (see closeCapsuleFirst).
+const DefaultCloseGrace = 2 * time.Second
+
+// conn is one WebTransport session behind the transport.Conn seam. Server
+// and client sessions differ only in how they close and what they do once
+// the session has ended (end).
+type conn struct {
+	sess  *wt.Session
+	qconn *quic.Conn
+	// connect is the CONNECT stream on the server side, where this package
+	// writes its own close capsule; nil on the client side.
+	connect *http3.Stream
+	// datagramPrefix is the length of the HTTP datagram's quarter stream ID,
+	// which shares the QUIC datagram with our bytes.
+	datagramPrefix int
+	grace          time.Duration
+	clock          clock.Clock
+	// end runs once after the session ended, on the watcher goroutine, to
+	// release the QUIC connection (and, on the server, the session's slot).
+	end func(c *conn)
+
+	mu       sync.Mutex
+	closing  bool // a local close was started
+	info     transport.CloseInfo
+	fallback clock.Timer
+
+	done chan struct{}
+}
+
+func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
+	if grace <= 0 {
+		grace = DefaultCloseGrace
+	}
+	c := &conn{
+		sess:           sess,
+		qconn:          qconn,
+		connect:        connect,
+		datagramPrefix: 1,
+		grace:          grace,
+		clock:          clock.Or(clk),
+		end:            end,
+		done:           make(chan struct{}),
+	}
+	if connect != nil {
+		c.datagramPrefix = quicvarint.Len(uint64(connect.StreamID()) / 4)
+	}
+	go c.watch()
+	return c
+}
+
+var _ transport.Conn = (*conn)(nil)
+
+func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
+
+// watch waits for the session to end, settles how it ended, fires Done and
+// releases what the session held.
+func (c *conn) watch() {
+	<-c.sess.Context().Done()
+	c.mu.Lock()
+	closing := c.closing
+	if c.fallback != nil {
+		c.fallback.Stop()
+	}
+	if !closing {
+		c.info = remoteCloseInfo(c.sess)
+	}
+	code, reason := c.info.Code, c.info.Reason
+	c.mu.Unlock()
+	if closing {
+		// Releases the library's side of the session; after the peer's
+		// answer it sends nothing more.
+		_ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
+	}
+	close(c.done)
+	c.end(c)
+}
+
+// remoteCloseInfo reads how a session that this side did not close ended:
+// the peer's close capsule, or a lost connection.
+func remoteCloseInfo(sess *wt.Session) transport.CloseInfo {
+	// Once the session's context is done, OpenStream returns the session's
+	// close error without opening anything.
+	_, err := sess.OpenStream()
+	var se *wt.SessionError
+	if errors.As(err, &se) && se.Remote {
+		return transport.CloseInfo{
+			Code:   uint32(se.ErrorCode),
+			Reason: wire.CutReason(se.Message, wire.MaxCloseReason),
+			Remote: true,
+		}
+	}
+	return transport.CloseInfo{Lost: true}
+}
+
+// ended reports whether the session is over or this side began closing it.
+func (c *conn) ended() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
+// errClosing is the cause reported for calls made after a local close.
+var errClosing = errors.New("closed by this side")
+
+func (c *conn) OpenEmit(ctx context.Context) (transport.SendStream, error) {
+	if c.ended() {
+		return nil, c.closedError(errClosing, true)
+	}
+	s, err := c.sess.OpenUniStreamSync(ctx)
+	if err != nil {
+		return nil, c.sessionError(ctx, err)
+	}
+	return &sendStream{s: s, c: c}, nil
+}
+
+func (c *conn) AcceptEmit(ctx context.Context) (transport.ReceiveStream, error) {
+	s, err := c.sess.AcceptUniStream(ctx)
+	if err != nil {
+		return nil, c.sessionError(ctx, err)
+	}
+	return &receiveStream{s: s, c: c}, nil
+}
+
+func (c *conn) OpenCall(ctx context.Context) (transport.Stream, error) {
+	if c.ended() {
+		return nil, c.closedError(errClosing, true)
+	}
+	s, err := c.sess.OpenStreamSync(ctx)
+	if err != nil {
+		return nil, c.sessionError(ctx, err)
+	}
+	return &stream{s: s, c: c}, nil
+}
+
+func (c *conn) AcceptCall(ctx context.Context) (transport.Stream, error) {
+	s, err := c.sess.AcceptStream(ctx)
+	if err != nil {
+		return nil, c.sessionError(ctx, err)
+	}
+	return &stream{s: s, c: c}, nil
+}
+
+func (c *conn) SendDatagram(b []byte) error {
+	err := c.sess.SendDatagram(b)
+	if err == nil {
+		return nil
+	}
+	var tooLarge *quic.DatagramTooLargeError
+	if errors.As(err, &tooLarge) {
+		return wire.Errorf(wire.DatagramTooLarge, "datagram of %d bytes exceeds the path's %d", len(b), int(tooLarge.MaxDatagramPayloadSize)-c.datagramPrefix)
+	}
+	return c.sessionError(nil, err)
+}
+
+func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	b, err := c.sess.ReceiveDatagram(ctx)
+	if err != nil {
+		return nil, c.sessionError(ctx, err)
+	}
+	return b, nil
+}
+
+// datagramProbe is longer than any QUIC packet, so sending it only asks
+// quic-go for the current limit: it is rejected before anything is queued.
+var datagramProbe = make([]byte, 1<<16)
+
+// MaxDatagramSize asks quic-go at call time (§7.4: the limit follows the
+// path MTU) and subtracts the HTTP datagram's quarter stream ID.
+func (c *conn) MaxDatagramSize() int {
+	var tooLarge *quic.DatagramTooLargeError
+	if err := c.qconn.SendDatagram(datagramProbe); !errors.As(err, &tooLarge) {
+		return 0
+	}
+	return max(int(tooLarge.MaxDatagramPayloadSize)-c.datagramPrefix, 0)
+}
+
+// Close ends the session with a §10.2 code and reason; the first close wins.
+func (c *conn) Close(code uint32, reason string) error {
+	reason = wire.CutReason(reason, wire.MaxCloseReason)
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		return nil
+	default:
+	}
+	if c.closing {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closing = true
+	c.info = transport.CloseInfo{Code: code, Reason: reason}
+	if c.connect == nil {
+		c.mu.Unlock()
+		// Client side: the library's close; a Go or browser server reads
+		// the capsule, and end keeps the connection open so it is delivered.
+		return c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
+	}
+	defer c.mu.Unlock()
+	if c.closeCapsuleFirst(code, reason) {
+		c.fallback = c.clock.AfterFunc(c.grace, func() {
+			_ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
+		})
+		return nil
+	}
+	go c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
+	return nil
+}
+
+// closeCapsuleFirst writes WT_CLOSE_SESSION on the CONNECT stream in one
+// write and finishes the stream, before anything that could make the peer
+// abandon the session. webtransport-go's own close sends STOP_SENDING, which
+// quic-go packs ahead of the capsule, and Chromium then reports "Connection
+// lost" instead of the code (FACTS.md). The library's close runs only after
+// the peer answered with its FIN, or after the grace. It reports whether the
+// capsule was queued; when flow control blocks it the library's close is
+// the only way left.
+func (c *conn) closeCapsuleFirst(code uint32, reason string) bool {
+	if err := c.connect.TryWriteAll(appendCloseCapsule(nil, code, reason)); err != nil {
+		return false
+	}
+	_ = c.connect.Close()
+	return true
+}
+
+func (c *conn) Done() <-chan struct{} { return c.done }
+
+func (c *conn) CloseInfo() transport.CloseInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+type sendStream struct {
+	s *wt.SendStream
+	c *conn
+}
+
+func (s *sendStream) Write(p []byte) (int, error) {
+	n, err := s.s.Write(p)
+	return n, s.c.streamError(err)
+}
+
+func (s *sendStream) Close() error     { return s.c.streamError(s.s.Close()) }
+func (s *sendStream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
+
+type receiveStream struct {
+	s *wt.ReceiveStream
+	c *conn
+}
+
+func (s *receiveStream) Read(p []byte) (int, error) {
+	n, err := s.s.Read(p)
+	return n, s.c.streamError(err)
+}
+
+func (s *receiveStream) Stop(code uint8) { s.s.CancelRead(wtResetCode(code)) }
+
+type stream struct {
+	s *wt.Stream
+	c *conn
+}
+
+func (s *stream) Write(p []byte) (int, error) {
+	n, err := s.s.Write(p)
+	return n, s.c.streamError(err)
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	n, err := s.s.Read(p)
+	return n, s.c.streamError(err)
+}
+
+func (s *stream) Close() error     { return s.c.streamError(s.s.Close()) }
+func (s *stream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
+func (s *stream) Stop(code uint8)  { s.s.CancelRead(wtResetCode(code)) }

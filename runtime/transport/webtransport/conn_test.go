@@ -1,0 +1,464 @@
+package webtransport
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	wt "github.com/quic-go/webtransport-go"
+
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+func TestSpec3_1_EmitStreamsBothWays(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	if client.Mapping() != transport.WebTransport || server.Mapping() != transport.WebTransport {
+		t.Fatal("mapping is not WebTransport")
+	}
+	ctx := ctx5s(t)
+
+	cs, err := client.OpenEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := server.OpenEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Write([]byte("client frames")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.Write([]byte("server frames")); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	ss.Close()
+
+	sr, err := server.AcceptEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := client.AcceptEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, sr); got != "client frames" {
+		t.Errorf("server read %q", got)
+	}
+	if got := readAll(t, cr); got != "server frames" {
+		t.Errorf("client read %q", got)
+	}
+}
+
+func TestSpec3_2_CallStreamRequestResponse(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	ctx := ctx5s(t)
+
+	call, err := client.OpenCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call.Write([]byte("request"))
+	call.Close()
+
+	in, err := server.AcceptCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, in); got != "request" {
+		t.Fatalf("responder read %q", got)
+	}
+	in.Write([]byte("response"))
+	in.Close()
+	if got := readAll(t, call); got != "response" {
+		t.Fatalf("initiator read %q", got)
+	}
+
+	// The server may open calls too.
+	back, err := server.OpenCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Write([]byte("from server"))
+	back.Close()
+	got, err := client.AcceptCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := readAll(t, got); s != "from server" {
+		t.Fatalf("client read %q", s)
+	}
+}
+
+// §8, §10.1: reset codes are one byte and arrive as sent, both ways, on
+// RESET_STREAM and on STOP_SENDING.
+func TestSpec8_ResetCodesBothWays(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	ctx := ctx5s(t)
+
+	for _, code := range []uint8{wire.ResetAborted, wire.ResetTooManyStreams, 0, 255} {
+		// Initiator resets its send side (cancel, §8): the responder's read
+		// fails with the code.
+		call, err := client.OpenCall(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call.Write([]byte("x"))
+		in, err := server.AcceptCall(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call.Reset(code)
+		buf := make([]byte, 16)
+		var rerr error
+		for rerr == nil {
+			_, rerr = in.Read(buf)
+		}
+		wantStreamError(t, rerr, code, true)
+
+		// The responder resets its send side: the initiator's read fails.
+		in.Reset(code)
+		_, rerr = call.Read(buf)
+		wantStreamError(t, rerr, code, true)
+
+		// Writing after a local reset reports the local code.
+		_, werr := call.Write([]byte("y"))
+		wantStreamError(t, werr, code, false)
+	}
+
+	// STOP_SENDING from the responder (the 257th call, §10.1): the
+	// initiator's writes fail with code 9.
+	call, err := client.OpenCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call.Write([]byte("x"))
+	in, err := server.AcceptCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Stop(wire.ResetTooManyStreams)
+	in.Reset(wire.ResetTooManyStreams)
+	deadline := time.Now().Add(5 * time.Second)
+	var werr error
+	for werr == nil && time.Now().Before(deadline) {
+		_, werr = call.Write([]byte("more"))
+		time.Sleep(5 * time.Millisecond)
+	}
+	wantStreamError(t, werr, wire.ResetTooManyStreams, true)
+
+	// And the other direction on the emit stream: the server stops the
+	// client's emit stream with code 1.
+	es, err := client.OpenEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es.Write([]byte("x"))
+	er, err := server.AcceptEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	er.Stop(wire.ResetAborted)
+	werr = nil
+	for werr == nil && time.Now().Before(deadline) {
+		_, werr = es.Write([]byte("more"))
+		time.Sleep(5 * time.Millisecond)
+	}
+	wantStreamError(t, werr, wire.ResetAborted, true)
+}
+
+func TestSpec7_4_DatagramsAndMaxSize(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	ctx := ctx5s(t)
+
+	for _, c := range []transport.Conn{client, server} {
+		if n := c.MaxDatagramSize(); n < 1000 || n > 1500 {
+			t.Fatalf("MaxDatagramSize = %d, want a loopback QUIC figure between 1000 and 1500", n)
+		}
+	}
+	max := client.MaxDatagramSize()
+	payload := bytes.Repeat([]byte{0xab}, max)
+
+	// Datagrams may be lost; loopback rarely loses, so retry a few times.
+	got := make(chan []byte, 1)
+	go func() {
+		b, err := server.ReceiveDatagram(ctx)
+		if err == nil {
+			got <- b
+		}
+	}()
+	var b []byte
+	for i := 0; b == nil && i < 50; i++ {
+		if err := client.SendDatagram(payload); err != nil {
+			t.Fatalf("SendDatagram of MaxDatagramSize bytes: %v", err)
+		}
+		select {
+		case b = <-got:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if !bytes.Equal(b, payload) {
+		t.Fatalf("server received %d bytes, want the %d sent", len(b), len(payload))
+	}
+
+	err := client.SendDatagram(append(payload, 0))
+	wantCode(t, err, wire.DatagramTooLarge)
+
+	// And back from the server.
+	go func() {
+		for i := 0; i < 50; i++ {
+			if server.SendDatagram([]byte("pong")) != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	b, err = client.ReceiveDatagram(ctx)
+	if err != nil || string(b) != "pong" {
+		t.Fatalf("client received %q, %v", b, err)
+	}
+}
+
+// §10.2: a server close reaches the client with its code and reason, and
+// each side reports who closed.
+func TestSpec10_2_ServerCloseCodeAndReasonReachClient(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	reason := "event 'move' is 'unreliable' here and 'reliable' at the peer"
+	if err := server.Close(wire.CloseContractMismatch, reason); err != nil {
+		t.Fatal(err)
+	}
+	server.Close(wire.CloseProtocolError, "second close is ignored")
+
+	got := waitDone(t, client)
+	if got != (transport.CloseInfo{Code: wire.CloseContractMismatch, Reason: reason, Remote: true}) {
+		t.Fatalf("client CloseInfo = %+v", got)
+	}
+	if got := waitDone(t, server); got != (transport.CloseInfo{Code: wire.CloseContractMismatch, Reason: reason}) {
+		t.Fatalf("server CloseInfo = %+v", got)
+	}
+	if _, err := client.OpenCall(ctx5s(t)); wire.CodeOf(err) != wire.SessionClosed {
+		t.Fatalf("OpenCall after close: %v, want WT_SESSION_CLOSED", err)
+	}
+}
+
+// §10.2: a client close reaches the server: the connection stays open until
+// the close capsule was read (FACTS.md: Transport.Dial loses it).
+func TestSpec10_2_ClientCloseCodeAndReasonReachServer(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	if err := client.Close(wire.CloseProtocolError, "zero-length frame"); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitDone(t, server); got != (transport.CloseInfo{Code: wire.CloseProtocolError, Reason: "zero-length frame", Remote: true}) {
+		t.Fatalf("server CloseInfo = %+v", got)
+	}
+	if got := waitDone(t, client); got != (transport.CloseInfo{Code: wire.CloseProtocolError, Reason: "zero-length frame"}) {
+		t.Fatalf("client CloseInfo = %+v", got)
+	}
+}
+
+func TestSpec10_2_LargestCodeAndReasonCutTo1024Bytes(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	// 1023 ASCII bytes then a 3-byte character: the cut falls inside it.
+	reason := strings.Repeat("r", 1023) + "€tail"
+	server.Close(1<<32-1, reason)
+	got := waitDone(t, client)
+	if got.Code != 1<<32-1 || got.Reason != strings.Repeat("r", 1023) {
+		t.Fatalf("client got code %d and a %d-byte reason", got.Code, len(got.Reason))
+	}
+}
+
+// §11: a connection that dies without a close is Lost with WT_NO_ERROR.
+func TestSpec11_LostConnectionOnServer(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	// Kill the client's QUIC connection without a session close.
+	client.(*conn).qconn.CloseWithError(0x42, "killed")
+	if got := waitDone(t, server); got != (transport.CloseInfo{Lost: true}) {
+		t.Fatalf("server CloseInfo = %+v, want Lost", got)
+	}
+	if got := waitDone(t, client); got != (transport.CloseInfo{Lost: true}) {
+		t.Fatalf("client CloseInfo = %+v, want Lost", got)
+	}
+}
+
+func TestSpec11_LostConnectionOnClient(t *testing.T) {
+	h := startServer(t, Options{})
+	opts := h.dialOptions()
+	opts.IdleTimeout = 300 * time.Millisecond // QUIC's own timer, not a spec deadline
+	client, err := Dial(ctx5s(t), h.srv.URL(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.accept()
+	// The server's socket goes away: no close of any kind is sent.
+	h.srv.ports.udp.Close()
+	if got := waitDone(t, client); got != (transport.CloseInfo{Lost: true}) {
+		t.Fatalf("client CloseInfo = %+v, want Lost", got)
+	}
+	if _, err := client.AcceptCall(ctx5s(t)); wire.CodeOf(err) != wire.SessionClosed {
+		t.Fatalf("AcceptCall after loss: %v, want WT_SESSION_CLOSED", err)
+	}
+}
+
+// Done always fires and every blocked call returns once it has.
+func TestDoneUnblocksPendingCalls(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	ctx := ctx5s(t)
+	errs := make(chan error, 3)
+	go func() { _, err := client.AcceptCall(ctx); errs <- err }()
+	go func() { _, err := client.AcceptEmit(ctx); errs <- err }()
+	go func() { _, err := client.ReceiveDatagram(ctx); errs <- err }()
+	time.Sleep(50 * time.Millisecond)
+	server.Close(wire.CloseNoError, "")
+	for range 3 {
+		select {
+		case err := <-errs:
+			if wire.CodeOf(err) != wire.SessionClosed {
+				t.Fatalf("blocked call returned %v, want WT_SESSION_CLOSED", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a blocked call did not return after close")
+		}
+	}
+}
+
+func TestGoroutinesEndAfterClose(t *testing.T) {
+	base := runtimeGoroutines()
+	func() {
+		h := startServer(t, Options{})
+		for i := range 3 {
+			client, server := h.pair()
+			ctx := ctx5s(t)
+			s, _ := client.OpenCall(ctx)
+			s.Write([]byte("x"))
+			s.Close()
+			if in, err := server.AcceptCall(ctx); err == nil {
+				readAll(t, in)
+			}
+			if i%2 == 0 {
+				client.Close(0, "")
+			} else {
+				server.Close(0, "")
+			}
+			waitDone(t, client)
+			waitDone(t, server)
+		}
+		if err := h.srv.Shutdown(ctx5s(t)); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	settleGoroutines(t, base)
+}
+
+func TestStreamErrorMapsOutOfRangeCodes(t *testing.T) {
+	c := &conn{done: make(chan struct{})}
+	if err := c.streamError(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.streamError(os.ErrDeadlineExceeded); err != os.ErrDeadlineExceeded {
+		t.Fatalf("a deadline changed: %v", err)
+	}
+	if err := c.streamError(&wt.StreamError{ErrorCode: 300, Remote: true}); !errors.Is(err, errOutOfRangeReset) {
+		t.Fatalf("code 300: %v, want errOutOfRangeReset", err)
+	}
+	wantStreamError(t, c.streamError(&wt.StreamError{ErrorCode: 9, Remote: true}), 9, true)
+	wantCode(t, c.streamError(errors.New("connection gone")), wire.SessionClosed)
+}
+
+func runtimeGoroutines() int { return runtime.NumGoroutine() }
+
+// A stream that fails because the session ended reports WT_SESSION_CLOSED
+// only once Done has fired, so the caller can read how the session ended
+// (the peer's code, not a fault of its own).
+func TestSessionEndErrorsFollowDone(t *testing.T) {
+	h := startServer(t, Options{})
+	for i := range 10 {
+		client, server := h.pair()
+		ctx := ctx5s(t)
+		call, err := client.OpenCall(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call.Write([]byte("x"))
+		in, err := server.AcceptCall(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readErr := make(chan error, 1)
+		go func() {
+			_, err := call.Read(make([]byte, 8))
+			readErr <- err
+		}()
+		local := i%2 == 1
+		if local {
+			client.Close(wire.CloseNoError, "bye")
+		} else {
+			server.Close(wire.CloseContractMismatch, "x")
+		}
+		err = <-readErr
+		wantCode(t, err, wire.SessionClosed)
+		select {
+		case <-client.Done():
+		default:
+			t.Fatalf("round %d: the read failed before Done", i)
+		}
+		want := transport.CloseInfo{Code: wire.CloseContractMismatch, Reason: "x", Remote: true}
+		if local {
+			want = transport.CloseInfo{Code: wire.CloseNoError, Reason: "bye"}
+		}
+		if got := client.CloseInfo(); got != want {
+			t.Fatalf("round %d: CloseInfo = %+v, want %+v", i, got, want)
+		}
+		_, err = in.Read(make([]byte, 8))
+		for err == nil {
+			_, err = in.Read(make([]byte, 8))
+		}
+		waitDone(t, server)
+	}
+}
+
+// §10.1: QUIC admits more concurrent call streams than the per-session cap,
+// so the engine sees the 257th call and resets it with code 9 instead of the
+// peer stalling at QUIC's stream limit.
+func TestSpec10_1_QUICAdmitsCallsBeyondTheCap(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	ctx := ctx5s(t)
+	const n = DefaultMaxCalls + 44
+	accepted := make(chan int, 1)
+	go func() {
+		got := 0
+		for got < n {
+			if _, err := server.AcceptCall(ctx); err != nil {
+				break
+			}
+			got++
+		}
+		accepted <- got
+	}()
+	for i := range n {
+		s, err := client.OpenCall(ctx)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if _, err := s.Write([]byte{1}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if got := <-accepted; got != n {
+		t.Fatalf("server accepted %d of %d open calls", got, n)
+	}
+}
