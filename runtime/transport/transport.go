@@ -127,6 +127,20 @@ type Stream interface {
 	ReceiveStream
 }
 
+// StopNotifier may be implemented by a transport's call streams (Stream)
+// to report that the peer stopped reading: a STOP_SENDING with any code.
+// It is how a responder learns that the initiator of a returns call
+// cancelled it after its FIN, when nothing is left to read (§8: the
+// initiator resets its send side and stops reading; the responder SHOULD
+// abandon the work). Over quic-go, the send side's Context ends on the
+// peer's STOP_SENDING. Without it, the responder learns of the
+// cancellation only when it writes.
+type StopNotifier interface {
+	// Stopped is closed once the peer stopped reading the stream, or this
+	// side finished or reset its send side.
+	Stopped() <-chan struct{}
+}
+
 // StreamError reports that a stream was reset or stopped with a one-byte code
 // (§8, §10.1).
 type StreamError struct {

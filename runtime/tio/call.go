@@ -1,0 +1,204 @@
+package tio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"iter"
+
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// creditFrame is the refill every consumer grants: CALL_CREDIT of one batch,
+// which never exceeds the initial window (§6.6).
+var creditFrame = func() []byte {
+	b, err := wire.AppendFrame(nil, wire.FrameCallCredit, wire.CodecJSON, 0, wire.AppendCredit(nil, CreditBatch))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// Call makes a returns call (§3.2): it sends the request, then FIN, and
+// waits for the response. Cancelling ctx resets the stream WT_ABORTED (§8)
+// and returns an *Error with code WT_ABORTED wrapping ctx's error. A
+// CALL_ERROR comes back as an *Error with the responder's code and message
+// (§6.4). On the WebSocket mapping it fails at once with
+// WT_LANE_UNAVAILABLE, and the session stays up (§3.3).
+func (s *session) Call(ctx context.Context, event uint32, req []byte) ([]byte, error) {
+	ev, err := s.lookupSend(event, Returns, wire.Reliable)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.openCall(ctx, ev, req, true)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { abandon(st) })
+	defer stop()
+	r := wire.NewReader(st)
+	var resp []byte
+	got := false
+	for {
+		f, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if got {
+					return resp, nil
+				}
+				return nil, Errorf(wire.ProtocolError, "the responder of '%s' closed the call with no response (§3.2)", ev.Name)
+			}
+			return nil, s.callFailed(ctx, st, ev, err)
+		}
+		switch f.Type {
+		case wire.FrameCallResponse:
+			if f.Codec != ev.Result {
+				abandon(st)
+				return nil, Errorf(wire.ProtocolError, "%s", codecMismatch(ev, true, f.Codec))
+			}
+			// Any number of responses is accepted (§3.2); the first is
+			// the answer.
+			if !got {
+				resp, got = bytes.Clone(f.Payload), true
+			}
+		case wire.FrameCallError:
+			st.Stop(wire.ResetAborted) // terminal: nothing more to read (0 is never sent, §10.1)
+			return nil, remoteCallError(f.Payload)
+		default:
+			abandon(st)
+			return nil, Errorf(wire.ProtocolError, "%s frame in the response to '%s' (§5.2)", f.Type, ev.Name)
+		}
+	}
+}
+
+// Stream makes a yields call (§3.2). The sequence yields each element, and
+// an error last if the call fails: a CALL_ERROR after elements is yielded
+// after them (§6.4). The element slice is valid until the loop body
+// returns. Consuming elements grants credit in batches of 16 (§6.6);
+// breaking out of the loop or cancelling ctx resets the stream WT_ABORTED
+// (§8). On the WebSocket mapping it yields WT_LANE_UNAVAILABLE (§3.3).
+func (s *session) Stream(ctx context.Context, event uint32, req []byte) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		ev, err := s.lookupSend(event, Yields, wire.Reliable)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		st, err := s.openCall(ctx, ev, req, false)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		stop := context.AfterFunc(ctx, func() { abandon(st) })
+		defer stop()
+		r := wire.NewReader(st)
+		consumed := 0
+		for {
+			f, err := r.Next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					_ = st.Close() // the sequence is complete
+					return
+				}
+				yield(nil, s.callFailed(ctx, st, ev, err))
+				return
+			}
+			switch f.Type {
+			case wire.FrameCallResponse:
+				if f.Codec != ev.Result {
+					abandon(st)
+					yield(nil, Errorf(wire.ProtocolError, "%s", codecMismatch(ev, true, f.Codec)))
+					return
+				}
+				if !yield(f.Payload, nil) {
+					abandon(st)
+					return
+				}
+				if s.opts.noCredit {
+					continue
+				}
+				if consumed++; consumed == CreditBatch {
+					consumed = 0
+					// A failed grant shows up as the next read's error.
+					_, _ = st.Write(creditFrame)
+				}
+			case wire.FrameCallError:
+				_ = st.Close()
+				st.Stop(wire.ResetAborted) // terminal: nothing more to read (0 is never sent, §10.1)
+				yield(nil, remoteCallError(f.Payload))
+				return
+			default:
+				abandon(st)
+				yield(nil, Errorf(wire.ProtocolError, "%s frame in the response to '%s' (§5.2)", f.Type, ev.Name))
+				return
+			}
+		}
+	}
+}
+
+// openCall opens a call stream and writes the request; fin finishes the
+// send side after it (returns, §6.2).
+func (s *session) openCall(ctx context.Context, ev *Event, req []byte, fin bool) (transport.Stream, error) {
+	if s.mapping == transport.WebSocket {
+		return nil, Errorf(wire.LaneUnavailable, "'%s' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)", ev.Name)
+	}
+	f := getFrame()
+	defer f.release()
+	var err error
+	if f.b, err = wire.AppendFrame(f.b[:0], wire.FrameCallRequest, ev.Payload, ev.ID, req); err != nil {
+		return nil, err
+	}
+	if err := s.waitHandshake(ctx); err != nil {
+		return nil, err
+	}
+	st, err := s.conn.OpenCall(ctx)
+	if err != nil {
+		return nil, s.callFailed(ctx, nil, ev, err)
+	}
+	if _, err := st.Write(f.b); err != nil {
+		abandon(st)
+		return nil, s.callFailed(ctx, nil, ev, err)
+	}
+	if fin {
+		_ = st.Close()
+	}
+	return st, nil
+}
+
+// callFailed names why a call ended without its outcome: the session's end
+// (WT_SESSION_CLOSED, §11), the caller's cancellation (WT_ABORTED), or a
+// fault of the responder (WT_PROTOCOL_ERROR: a reset, an oversized or
+// malformed frame, a stream cut short, §5.1).
+func (s *session) callFailed(ctx context.Context, st transport.Stream, ev *Event, err error) error {
+	select {
+	case <-s.conn.Done():
+		return s.closedError()
+	default:
+	}
+	if ctx.Err() != nil {
+		return &Error{Code: wire.Aborted, Message: "the call to '" + ev.Name + "' was cancelled: " + ctx.Err().Error(), Remedy: "Nothing to do: the caller cancelled it.", Err: ctx.Err()}
+	}
+	if st != nil {
+		abandon(st)
+	}
+	var se *transport.StreamError
+	if errors.As(err, &se) && se.Code == wire.ResetTooManyStreams {
+		return Errorf(wire.TooManyStreams, "the peer refused the call to '%s': over 256 concurrent call streams (§10.1)", ev.Name)
+	}
+	if errors.As(err, &se) {
+		return Errorf(wire.ProtocolError, "the responder of '%s' reset the call stream with code %d before completing it", ev.Name, se.Code)
+	}
+	return Errorf(wire.ProtocolError, "the call to '%s' failed: %w", ev.Name, err)
+}
+
+// remoteCallError is the *Error a CALL_ERROR carries (§6.4); unknown codes
+// are kept as they are.
+func remoteCallError(payload []byte) error {
+	ce, err := wire.ParseCallError(payload)
+	if err != nil {
+		return err
+	}
+	return &Error{Code: ce.Code, Message: ce.Message, Remedy: ce.Code.Remedy()}
+}

@@ -1,0 +1,225 @@
+package tio
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// clientOrigin is what a client stamps on its datagrams. A client has no
+// allocated origin: origins are issued by the session host (§7.3), and its
+// server's gate sees a single sender on the session, so any non-zero value
+// keys it. The server stamps the peer's allocated origin on whatever it
+// relays for the peer.
+const clientOrigin = 1
+
+// datagramLane is a session's unreliable lane (§7, §9): the send ring, the
+// receive gate and, on a server over WebTransport, the liveness probe.
+type datagramLane struct {
+	s       *session
+	ring    *datagram.Ring
+	gate    *datagram.Gate
+	probeMu sync.Mutex
+	probe   clock.Timer
+	// origin and seq stamp what this side sends as itself.
+	origin uint32
+	seq    *datagram.Sequencer
+}
+
+func newDatagramLane(s *session, origin uint32, seq *datagram.Sequencer) datagramLane {
+	return datagramLane{
+		s:      s,
+		ring:   datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, s.clk),
+		gate:   datagram.NewGate(s.clk),
+		origin: origin,
+		seq:    seq,
+	}
+}
+
+// start runs the lane's sender and probe (WebTransport only: on the
+// WebSocket mapping the emit writer drains the ring).
+func (d *datagramLane) start() {
+	s := d.s
+	if s.mapping != transport.WebTransport {
+		return
+	}
+	s.wg.Add(1)
+	go d.sendLoop()
+	if s.role == roleServer {
+		d.probeMu.Lock()
+		d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
+		d.probeMu.Unlock()
+	}
+}
+
+// sendProbe sends the empty datagram a server sends every 15000 ms (§7.2).
+func (d *datagramLane) sendProbe() {
+	if d.s.isEnded() {
+		return
+	}
+	_ = d.s.conn.SendDatagram(nil)
+	d.probeMu.Lock()
+	d.probe.Reset(datagram.ProbeInterval)
+	d.probeMu.Unlock()
+}
+
+func (d *datagramLane) shutdown() {
+	d.probeMu.Lock()
+	if d.probe != nil {
+		d.probe.Stop()
+	}
+	d.probeMu.Unlock()
+}
+
+func (d *datagramLane) ringStats() (overflow, stale int64) {
+	o, s := d.ring.Stats()
+	return int64(o), int64(s)
+}
+
+// laneReady wakes the emit writer for queued unreliable frames on the
+// WebSocket mapping; nil (never ready) elsewhere.
+func (d *datagramLane) laneReady() <-chan struct{} {
+	if d.s.mapping != transport.WebSocket {
+		return nil
+	}
+	return d.ring.Ready()
+}
+
+// moveToLane appends up to room queued datagrams to buf as DATAGRAM frames
+// (§3.3): header codec 0x01, event id 0, payload the §7.1 datagram. Stale
+// ones are dropped at dequeue by the ring (§9).
+func (d *datagramLane) moveToLane(buf []byte, room int) ([]byte, int) {
+	moved := 0
+	for ; moved < room; moved++ {
+		b, ok := d.ring.Pop()
+		if !ok {
+			break
+		}
+		var h [wire.HeaderLen]byte
+		wire.PutHeader(h[:], wire.FrameDatagram, wire.CodecJSON, 0, len(b))
+		buf = append(append(buf, h[:]...), b...)
+	}
+	return buf, moved
+}
+
+// sendLoop drains the ring onto the transport's datagrams (WebTransport).
+func (d *datagramLane) sendLoop() {
+	defer d.s.wg.Done()
+	for {
+		select {
+		case <-d.ring.Ready():
+		case <-d.s.ctx.Done():
+			return
+		}
+		for {
+			b, ok := d.ring.Pop()
+			if !ok {
+				break
+			}
+			// Loss is the lane's nature (§7.5); a send error is a loss.
+			_ = d.s.conn.SendDatagram(b)
+		}
+	}
+}
+
+// encodeDatagram builds one datagram after the §7.4 check against the
+// transport's current size; nothing is sent on failure.
+func (s *session) encodeDatagram(ev *Event, payload []byte, origin uint32, seq *datagram.Sequencer) ([]byte, error) {
+	if len(payload) == 0 {
+		return nil, Errorf(wire.ProtocolError, "event '%s': a datagram payload cannot be empty (§7.2)", ev.Name)
+	}
+	limit := wire.MaxDatagramPayload(s.conn.MaxDatagramSize())
+	if len(payload) > limit {
+		return nil, Errorf(wire.DatagramTooLarge, "event '%s': payload of %d bytes exceeds the %d-byte datagram limit (§7.4)", ev.Name, len(payload), limit)
+	}
+	b := make([]byte, 0, wire.DatagramHeaderLen+len(payload))
+	return wire.AppendDatagram(b, wire.Datagram{Codec: ev.Payload, EventID: ev.ID, Origin: origin, Seq: seq.Next(ev.ID), Payload: payload}), nil
+}
+
+// SendDatagram sends an unreliable event (§7): over WebTransport as a
+// datagram, over the WebSocket mapping as a DATAGRAM frame on the emit lane
+// (§3.3). It queues it in the send ring (§9) and returns; a payload over the
+// size ceiling is refused with WT_DATAGRAM_TOO_LARGE and nothing is sent
+// (§7.4).
+func (s *session) SendDatagram(event uint32, payload []byte) error {
+	ev, err := s.lookupSend(event, Emit, wire.Unreliable)
+	if err != nil {
+		return err
+	}
+	b, err := s.encodeDatagram(ev, payload, s.dg.origin, s.dg.seq)
+	if err != nil {
+		return err
+	}
+	return s.queueDatagram(b)
+}
+
+// queueDatagram puts an encoded datagram in the send ring; b is shared and
+// must not change (a broadcast hands the same bytes to every member).
+func (s *session) queueDatagram(b []byte) error {
+	if s.isEnded() {
+		return s.closedError()
+	}
+	s.dg.ring.Push(b)
+	return nil
+}
+
+// receiveDatagrams reads the transport's datagrams (WebTransport). Those
+// arriving before the peer's handshake are discarded silently (§7.5).
+func (s *session) receiveDatagrams() {
+	defer s.wg.Done()
+	for {
+		b, err := s.conn.ReceiveDatagram(s.ctx)
+		if err != nil {
+			return
+		}
+		select {
+		case <-s.hsDone:
+		default:
+			s.stats.earlyDiscarded.Add(1)
+			continue
+		}
+		if !s.receiveDatagram(b) {
+			return
+		}
+	}
+}
+
+// receiveDatagram applies §7.2 and §7.3 to one datagram, from the transport
+// or from a DATAGRAM frame; false when it closed the session.
+func (s *session) receiveDatagram(b []byte) bool {
+	d, ok, err := wire.ParseDatagram(b)
+	if err != nil {
+		s.stats.malformedDropped.Add(1)
+		return true
+	}
+	if !ok {
+		return true // shorter than the header: a probe or nothing (§7.2)
+	}
+	ev, known := s.contract.byID[d.EventID]
+	if !known {
+		s.stats.unknownDropped.Add(1)
+		return true
+	}
+	if ev.Lane != wire.Unreliable {
+		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("a datagram carries event '%s', which is %s (§3)", ev.Name, ev.Lane))
+		return false
+	}
+	if d.Codec != ev.Payload {
+		s.closeWith(wire.CloseProtocolError, codecMismatch(ev, false, d.Codec))
+		return false
+	}
+	if !ev.sentBy(s.role.peer()) {
+		s.stats.directionDropped.Add(1)
+		return true
+	}
+	if !s.dg.gate.Accept(d.Origin, d.EventID, d.Seq) {
+		s.stats.staleReceived.Add(1)
+		return true
+	}
+	s.deliver(ev, d.Payload)
+	return true
+}

@@ -1,0 +1,110 @@
+package tio
+
+import "sync"
+
+// frame is one encoded stream frame, immutable once queued. A frame built
+// for one peer comes from a pool and returns to it once written; a room
+// broadcast's frame is shared by every member's queue and left to the GC.
+type frame struct {
+	b      []byte
+	pooled bool
+}
+
+// maxPooledFrame keeps one large emit from pinning its buffer in the pool.
+const maxPooledFrame = 64 << 10
+
+var framePool = sync.Pool{New: func() any { return &frame{b: make([]byte, 0, 512), pooled: true} }}
+
+func getFrame() *frame { return framePool.Get().(*frame) }
+
+func (f *frame) release() {
+	if f.pooled && cap(f.b) <= maxPooledFrame {
+		f.b = f.b[:0]
+		framePool.Put(f)
+	}
+}
+
+// emitQueue is a peer's bounded emit queue (§9): frames wait here for the
+// writer. It never drops: a push onto a full queue fails, and the session
+// closes WT_PEER_TOO_SLOW.
+type emitQueue struct {
+	mu     sync.Mutex
+	ring   []*frame
+	head   int
+	n      int
+	closed bool
+	// wake holds one token when the writer has something to look at.
+	wake chan struct{}
+}
+
+func newEmitQueue(capacity int) *emitQueue {
+	return &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
+}
+
+type pushResult uint8
+
+const (
+	pushed pushResult = iota
+	pushFull
+	pushClosed
+)
+
+func (q *emitQueue) push(f *frame) pushResult {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return pushClosed
+	}
+	if q.n == len(q.ring) {
+		q.mu.Unlock()
+		return pushFull
+	}
+	q.ring[(q.head+q.n)%len(q.ring)] = f
+	q.n++
+	wasEmpty := q.n == 1
+	q.mu.Unlock()
+	// A queue that already held frames has a wake-up pending, or a writer
+	// that takes everything queued before it waits again.
+	if wasEmpty {
+		q.signal()
+	}
+	return pushed
+}
+
+func (q *emitQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take moves every queued frame onto dst, in order.
+func (q *emitQueue) take(dst []*frame) []*frame {
+	q.mu.Lock()
+	for ; q.n > 0; q.n-- {
+		dst = append(dst, q.ring[q.head])
+		q.ring[q.head] = nil
+		q.head = (q.head + 1) % len(q.ring)
+	}
+	q.mu.Unlock()
+	return dst
+}
+
+// depth is the number of frames waiting.
+func (q *emitQueue) depth() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+// shutdown refuses further pushes and releases what waits.
+func (q *emitQueue) shutdown() {
+	q.mu.Lock()
+	q.closed = true
+	for ; q.n > 0; q.n-- {
+		q.ring[q.head].release()
+		q.ring[q.head] = nil
+		q.head = (q.head + 1) % len(q.ring)
+	}
+	q.mu.Unlock()
+}

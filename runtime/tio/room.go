@@ -1,0 +1,173 @@
+package tio
+
+import (
+	"context"
+	"slices"
+
+	"github.com/transport-io/tiogen/runtime/adapter"
+	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// Room is a handle on a room of this server, on every node of the
+// deployment. Membership is the server's (§6.5): Peer.Join and Peer.Leave.
+type Room struct {
+	srv  *Server
+	name string
+}
+
+// Room returns the handle of the named room.
+func (srv *Server) Room(name string) *Room { return &Room{srv: srv, name: name} }
+
+// Name is the room's name.
+func (r *Room) Name() string { return r.name }
+
+// Members counts this node's peers in the room.
+func (r *Room) Members() int {
+	r.srv.mu.RLock()
+	defer r.srv.mu.RUnlock()
+	return len(r.srv.rooms[r.name])
+}
+
+func (srv *Server) addMember(room string, p *Peer) {
+	srv.mu.Lock()
+	m := srv.rooms[room]
+	if m == nil {
+		m = make(map[*Peer]struct{})
+		srv.rooms[room] = m
+	}
+	m[p] = struct{}{}
+	srv.mu.Unlock()
+}
+
+func (srv *Server) removeMember(room string, p *Peer) {
+	srv.mu.Lock()
+	if m := srv.rooms[room]; m != nil {
+		delete(m, p)
+		if len(m) == 0 {
+			delete(srv.rooms, room)
+		}
+	}
+	srv.mu.Unlock()
+}
+
+func exceptIDs(except []*Peer) []string {
+	if len(except) == 0 {
+		return nil
+	}
+	ids := make([]string, len(except))
+	for i, p := range except {
+		ids[i] = p.id
+	}
+	return ids
+}
+
+// Emit sends an event to every member of the room on every node, except the
+// listed peers. The frame is encoded once, and the same bytes go to every
+// local member's queue and to the adapter. A member whose queue is full is
+// closed WT_PEER_TOO_SLOW (§9) and the others still receive it.
+func (r *Room) Emit(event uint32, payload []byte, except ...*Peer) error {
+	ev, ok := r.srv.contract.byID[event]
+	if !ok || ev.Kind != Emit || ev.Lane != wire.Reliable || !ev.sentBy(roleServer) {
+		return r.srv.refuseSend(event, ok, Emit, wire.Reliable)
+	}
+	b, err := wire.AppendFrame(nil, wire.FrameEmit, ev.Payload, ev.ID, payload)
+	if err != nil {
+		return err
+	}
+	r.srv.encodes.Add(1)
+	f := &frame{b: b}
+	r.srv.fanOut(r.name, func(p *Peer) { _ = p.enqueue(f) }, except, nil)
+	return r.srv.adapter.Broadcast(context.Background(), adapter.Message{
+		Room: r.name, Lane: wire.Reliable, Frame: b, Except: exceptIDs(except),
+	})
+}
+
+// SendDatagram sends an unreliable event to every member of the room on
+// every node, except the listed peers, stamped with the server's origin
+// (§7.3). The datagram is encoded once. A member whose path cannot carry
+// it (§7.4) is skipped, and the call reports WT_DATAGRAM_TOO_LARGE.
+func (r *Room) SendDatagram(event uint32, payload []byte, except ...*Peer) error {
+	return r.sendDatagram(event, payload, r.srv.origin, &r.srv.seq, except)
+}
+
+func (r *Room) sendDatagram(event uint32, payload []byte, origin uint32, seq *datagram.Sequencer, except []*Peer) error {
+	ev, ok := r.srv.contract.byID[event]
+	if !ok || ev.Kind != Emit || ev.Lane != wire.Unreliable || !ev.sentBy(roleServer) {
+		return r.srv.refuseSend(event, ok, Emit, wire.Unreliable)
+	}
+	if len(payload) == 0 {
+		return Errorf(wire.ProtocolError, "event '%s': a datagram payload cannot be empty (§7.2)", ev.Name)
+	}
+	b := wire.AppendDatagram(make([]byte, 0, wire.DatagramHeaderLen+len(payload)),
+		wire.Datagram{Codec: ev.Payload, EventID: ev.ID, Origin: origin, Seq: seq.Next(ev.ID), Payload: payload})
+	r.srv.encodes.Add(1)
+	skipped := 0
+	r.srv.fanOut(r.name, func(p *Peer) {
+		if len(payload) > wire.MaxDatagramPayload(p.conn.MaxDatagramSize()) {
+			skipped++
+			return
+		}
+		_ = p.queueDatagram(b)
+	}, except, nil)
+	relayed := origin
+	if origin == r.srv.origin {
+		relayed = 0
+	}
+	if err := r.srv.adapter.Broadcast(context.Background(), adapter.Message{
+		Room: r.name, Lane: wire.Unreliable, Frame: b, Except: exceptIDs(except), Origin: relayed,
+	}); err != nil {
+		return err
+	}
+	if skipped > 0 {
+		return Errorf(wire.DatagramTooLarge, "event '%s': payload of %d bytes exceeds the datagram limit of %d members of room '%s'; they were skipped (§7.4)",
+			ev.Name, len(payload), skipped, r.name)
+	}
+	return nil
+}
+
+// refuseSend explains why the server cannot send an event this way.
+func (srv *Server) refuseSend(event uint32, known bool, kind Kind, lane wire.Lane) error {
+	if !known {
+		return Errorf(wire.UnknownEvent, "event id %d is not in contract %s", event, srv.contract.name)
+	}
+	ev := srv.contract.byID[event]
+	if ev.Kind != kind || ev.Lane != lane {
+		return Errorf(wire.ProtocolError, "event '%s' is a %s %s event, not a %s %s one", ev.Name, ev.Lane, ev.Kind, lane, kind)
+	}
+	return Errorf(wire.ProtocolError, "event '%s' is not sent by the server (its contract direction)", ev.Name)
+}
+
+// fanOut calls send for every local member of room (every local peer for
+// room "") not excluded by peer or by id. It runs under the read lock, so
+// membership cannot change mid-broadcast; send must not block.
+func (srv *Server) fanOut(room string, send func(*Peer), except []*Peer, exceptIDs []string) {
+	srv.mu.RLock()
+	defer srv.mu.RUnlock()
+	members := srv.rooms[room]
+	if room == "" {
+		members = srv.peers
+	}
+	for p := range members {
+		if slices.Contains(except, p) || slices.Contains(exceptIDs, p.id) {
+			continue
+		}
+		send(p)
+	}
+}
+
+// remote fans a broadcast from another node out to the local members
+// (§7.3: the bytes as published, never re-encoded).
+func (srv *Server) remote(m adapter.Message) {
+	switch m.Lane {
+	case wire.Reliable:
+		f := &frame{b: m.Frame}
+		srv.fanOut(m.Room, func(p *Peer) { _ = p.enqueue(f) }, nil, m.Except)
+	case wire.Unreliable:
+		srv.fanOut(m.Room, func(p *Peer) {
+			if len(m.Frame)-wire.DatagramHeaderLen <= wire.MaxDatagramPayload(p.conn.MaxDatagramSize()) {
+				_ = p.queueDatagram(m.Frame)
+			}
+		}, nil, m.Except)
+	}
+}

@@ -1,0 +1,194 @@
+package tio
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/transport-io/tiogen/runtime/adapter"
+	"github.com/transport-io/tiogen/runtime/adapter/memory"
+	"github.com/transport-io/tiogen/runtime/transport/loopback"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// member is one client of a multi-client room test.
+type member struct {
+	c     *Client
+	peer  *Peer
+	said  *recorder
+	moved *recorder
+}
+
+// connect runs n sessions on srv and returns their clients.
+func connect(t *testing.T, srv *Server, n int) []*member {
+	t.Helper()
+	peers := make(chan *Peer, n)
+	prev := srv.opts.OnSession
+	srv.opts.OnSession = func(p *Peer) { peers <- p }
+	defer func() { srv.opts.OnSession = prev }()
+	out := make([]*member, n)
+	for i := range out {
+		cconn, sconn, _ := loopback.Pair(loopback.Options{})
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(sconn, nil) }()
+		c, err := NewClient(context.Background(), cconn, testContract, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &member{c: c, peer: <-peers, said: newRecorder(), moved: newRecorder()}
+		c.On(evSaid, func(b []byte) error { m.said.add(string(b)); return nil })
+		c.On(evMove, func(b []byte) error { m.moved.add(string(b)); return nil })
+		out[i] = m
+		t.Cleanup(func() { _ = c.Close(NoError, ""); _ = c.Wait(); <-served })
+	}
+	return out
+}
+
+func TestSpec6_5_JoinLeaveFramesKeepClientView(t *testing.T) {
+	p := newPair(t, loopback.Options{}, ServerOptions{OnSession: func(p *Peer) { _ = p.Join("lobby") }}, Options{})
+	waitFor(t, "the JOIN", func() bool { return slices.Equal(p.client.Rooms(), []string{"lobby"}) })
+	if err := p.peer.Join("game"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.peer.Join("game"); err != nil { // already in: nothing sent
+		t.Fatal(err)
+	}
+	if err := p.peer.Leave("lobby"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the LEAVE", func() bool { return slices.Equal(p.client.Rooms(), []string{"game"}) })
+	if got := p.peer.Rooms(); !slices.Equal(got, []string{"game"}) {
+		t.Fatalf("server view %v", got)
+	}
+}
+
+func TestSpec6_5_JoinAndLeaveFramesOnTheWire(t *testing.T) {
+	ts, raw := handshaken(t)
+	p := onlyPeer(ts)
+	_ = p.Join("lobby")
+	_ = p.Leave("lobby")
+	raw.mustFrame() // handshake
+	for _, want := range []wire.FrameType{wire.FrameJoin, wire.FrameLeave} {
+		f := raw.mustFrame()
+		room, err := wire.ParseRoom(f.Payload)
+		if f.Type != want || f.Codec != wire.CodecJSON || f.EventID != 0 || err != nil || room != "lobby" {
+			t.Fatalf("frame %s %s %d %q %v", f.Type, f.Codec, f.EventID, f.Payload, err)
+		}
+	}
+}
+
+func TestSpec10_3_BroadcastWithoutJoiningIsRoomNotJoined(t *testing.T) {
+	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
+	wantCode(t, p.peer.Broadcast("lobby", evSaid, []byte(`1`)), wire.RoomNotJoined)
+	wantCode(t, p.peer.BroadcastDatagram("lobby", evMove, []byte(`1`)), wire.RoomNotJoined)
+	_ = p.peer.Join("lobby")
+	if err := p.peer.Broadcast("lobby", evSaid, []byte(`1`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordingAdapter keeps what crosses the adapter boundary.
+type recordingAdapter struct {
+	adapter.Adapter
+	sent chan adapter.Message
+}
+
+func (r *recordingAdapter) Broadcast(ctx context.Context, m adapter.Message) error {
+	r.sent <- m
+	return r.Adapter.Broadcast(ctx, m)
+}
+
+func TestSpec6_5_RoomBroadcastEncodedOnceWithExcept(t *testing.T) {
+	rec := &recordingAdapter{Adapter: memory.New(), sent: make(chan adapter.Message, 8)}
+	defer rec.Close()
+	srv, err := NewServer(testContract, ServerOptions{Adapter: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ms := connect(t, srv, 20)
+	for _, m := range ms {
+		_ = m.peer.Join("lobby")
+	}
+	if err := srv.Room("lobby").Emit(evSaid, []byte(`"hello"`), ms[0].peer); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.encodes.Load(); n != 1 {
+		t.Fatalf("encoded %d times for %d members", n, len(ms))
+	}
+	m := <-rec.sent
+	want, _ := wire.AppendFrame(nil, wire.FrameEmit, wire.CodecJSON, evSaid, []byte(`"hello"`))
+	if string(m.Frame) != string(want) || m.Room != "lobby" || m.Lane != wire.Reliable || !slices.Equal(m.Except, []string{ms[0].peer.ID()}) {
+		t.Fatalf("adapter got %+v", m)
+	}
+	for _, m := range ms[1:] {
+		if got := m.said.next(t); got != `"hello"` {
+			t.Fatalf("got %q", got)
+		}
+	}
+	// The excluded peer got nothing: a later broadcast is its first.
+	_ = srv.Room("lobby").Emit(evSaid, []byte(`"second"`))
+	if got := ms[0].said.next(t); got != `"second"` {
+		t.Fatalf("excluded peer got %q", got)
+	}
+}
+
+func TestSpec7_3_BroadcastAcrossNodesKeepsBytesAndOrigin(t *testing.T) {
+	bus := memory.NewBus()
+	var servers [2]*Server
+	var rec *recordingAdapter
+	for i := range servers {
+		node, err := bus.Node(fmt.Sprintf("node%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer node.Close()
+		if i == 0 {
+			rec = &recordingAdapter{Adapter: node, sent: make(chan adapter.Message, 8)}
+			node = rec
+		}
+		if servers[i], err = NewServer(testContract, ServerOptions{Adapter: node}); err != nil {
+			t.Fatal(err)
+		}
+		defer servers[i].Close()
+	}
+	a, b := connect(t, servers[0], 2), connect(t, servers[1], 2)
+	for _, m := range append(append([]*member{}, a...), b...) {
+		_ = m.peer.Join("arena")
+	}
+	// A reliable broadcast from node 0, except one peer on node 1.
+	if err := servers[0].Room("arena").Emit(evSaid, []byte(`"all"`), b[1].peer); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*member{a[0], a[1], b[0]} {
+		if got := m.said.next(t); got != `"all"` {
+			t.Fatalf("got %q", got)
+		}
+	}
+	<-rec.sent
+	// A peer's datagram relayed to its room: every other member, on both
+	// nodes, gets it under the peer's own origin, as one encoding.
+	if err := a[0].peer.BroadcastDatagram("arena", evMove, []byte(`{"x":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	m := <-rec.sent
+	d, ok, err := wire.ParseDatagram(m.Frame)
+	if !ok || err != nil || d.Origin != a[0].peer.Origin() || m.Origin != d.Origin || d.Seq != 1 || m.Lane != wire.Unreliable {
+		t.Fatalf("relayed %+v as %+v (%v)", m, d, err)
+	}
+	for _, m := range []*member{a[1], b[0], b[1]} {
+		if got := m.moved.next(t); got != `{"x":1}` {
+			t.Fatalf("got %q", got)
+		}
+	}
+	if got := a[0].moved.all(); len(got) != 0 {
+		t.Fatalf("the sender received its own relay: %v", got)
+	}
+	// The excluded peer on the other node got nothing: a later broadcast
+	// is the first it sees.
+	_ = servers[0].Room("arena").Emit(evSaid, []byte(`"second"`))
+	if got := b[1].said.next(t); got != `"second"` {
+		t.Fatalf("the excluded peer got %q", got)
+	}
+}

@@ -1,0 +1,319 @@
+package tio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// errInitiatorFinished is the cancellation cause of a streaming call whose
+// initiator sent FIN: no further credit is coming (§6.2).
+var errInitiatorFinished = errors.New("the initiator finished its side of a streaming call, which cancels it (§6.2)")
+
+// errCallerStopped is the cancellation cause of a call whose initiator
+// stopped reading its response (§8).
+var errCallerStopped = errors.New("the initiator stopped reading the call's response, which cancels it (§8)")
+
+// errCallAnswered ends a call's context once its outcome is written.
+var errCallAnswered = errors.New("the call was answered")
+
+// acceptCalls accepts the peer's call streams. Past MaxCalls concurrent
+// ones, a stream is reset WT_TOO_MANY_STREAMS without being read, and the
+// session stays open (§10.1).
+func (s *session) acceptCalls() {
+	defer s.wg.Done()
+	for {
+		st, err := s.conn.AcceptCall(s.ctx)
+		if err != nil {
+			return
+		}
+		// Only this goroutine increments, so the check cannot be overtaken.
+		if int(s.activeCalls.Load()) >= s.opts.MaxCalls {
+			st.Stop(wire.ResetTooManyStreams)
+			st.Reset(wire.ResetTooManyStreams)
+			continue
+		}
+		s.activeCalls.Add(1)
+		s.wg.Add(1)
+		go s.serveCall(st)
+	}
+}
+
+// inboundCall is one call this side answers.
+type inboundCall struct {
+	s      *session
+	st     transport.Stream
+	ev     *Event
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// release gives the call's slot back, once the outcome is decided.
+	release func()
+	// credit is what the responder may still send (§6.6); creditIn wakes a
+	// sender waiting at zero. sendMu makes send safe to call from several
+	// goroutines: one element, one whole frame, one credit each.
+	credit   atomic.Int64
+	creditIn chan struct{}
+	sendMu   sync.Mutex
+}
+
+func (s *session) serveCall(st transport.Stream) {
+	defer s.wg.Done()
+	// The slot is given back before the outcome is written: an initiator
+	// that waits for its answer before its next call can never find this
+	// side still counting the previous one (§10.1).
+	var released atomic.Bool
+	release := func() {
+		if released.CompareAndSwap(false, true) {
+			s.activeCalls.Add(-1)
+		}
+	}
+	defer release()
+	// A call may arrive before this side has read the peer's handshake,
+	// which travels on another stream: it waits for it, bounded by the
+	// handshake deadline, rather than failing a well-behaved peer.
+	if s.waitHandshake(s.ctx) != nil {
+		abandon(st)
+		return
+	}
+	r := wire.NewReader(st)
+	f, err := r.Next()
+	if err != nil {
+		release()
+		if wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge {
+			writeCallError(st, callErrorOf(err))
+			st.Stop(wire.ResetAborted) // the framing is lost: nothing more can be read
+			return
+		}
+		// §5.1: an oversized request abandons the stream; the initiator's
+		// call rejects WT_PROTOCOL_ERROR because no response arrives. A
+		// stream reset or cut short, or the session's end, leaves nothing
+		// to answer.
+		abandon(st)
+		return
+	}
+	ev, fail := s.checkRequest(f)
+	if fail != nil {
+		release()
+		writeCallError(st, *fail)
+		drain(r)
+		return
+	}
+	req := bytes.Clone(f.Payload)
+	c := &inboundCall{s: s, st: st, ev: ev, release: release, creditIn: make(chan struct{}, 1)}
+	c.credit.Store(InitialCredit)
+	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
+	watched := make(chan struct{})
+	go c.watch(r, watched)
+	c.run(req)
+	c.cancel(errCallAnswered)
+	// The stream ends once the initiator has finished its side too, which
+	// a conforming one does at once (FIN after a returns request, FIN or
+	// reset once a stream ends). One that never does holds a stream of the
+	// transport's, bounded by its stream limit, until the session ends.
+	<-watched
+}
+
+// checkRequest applies the per-message rules to a CALL_REQUEST (§5.2–§5.4);
+// a failure is the CALL_ERROR to answer.
+func (s *session) checkRequest(f wire.Frame) (*Event, *wire.CallError) {
+	if f.Type != wire.FrameCallRequest {
+		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("the first frame of a call stream is %s, not CALL_REQUEST (§5.2)", f.Type)}
+	}
+	ev, ok := s.contract.byID[f.EventID]
+	if !ok {
+		return nil, &wire.CallError{Code: wire.UnknownEvent, Message: fmt.Sprintf("event id %d is not in contract %s (§5.4)", f.EventID, s.contract.name)}
+	}
+	if ev.Kind == Emit {
+		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("event '%s' is an emit, not a call (§3.2)", ev.Name)}
+	}
+	if f.Codec != ev.Payload {
+		return nil, &wire.CallError{Code: wire.ProtocolError, Message: codecMismatch(ev, false, f.Codec)}
+	}
+	if !ev.sentBy(s.role.peer()) {
+		s.stats.directionDropped.Add(1)
+		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("event '%s' is a call, which only the client makes", ev.Name)}
+	}
+	return ev, nil
+}
+
+// watch reads the initiator's side after the request: CALL_CREDIT on a
+// streaming call (§6.6), then FIN, which cancels a streaming call (§6.2);
+// a reset cancels any call (§8).
+func (c *inboundCall) watch(r *wire.Reader, done chan<- struct{}) {
+	defer close(done)
+	for {
+		f, err := r.Next()
+		if err != nil {
+			switch {
+			case !errors.Is(err, io.EOF):
+				c.cancel(err)
+			case c.ev.Kind == Yields:
+				c.cancel(errInitiatorFinished)
+			default:
+				c.awaitStop()
+			}
+			return
+		}
+		if f.Type != wire.FrameCallCredit || c.ev.Kind != Yields {
+			c.cancel(wire.Errorf(wire.ProtocolError, "%s frame from the initiator after CALL_REQUEST (§5.2)", f.Type))
+			return
+		}
+		if n, ok := wire.ParseCredit(f.Payload); ok {
+			c.credit.Add(int64(n))
+			select {
+			case c.creditIn <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// awaitStop waits, once a returns request is complete, for the initiator
+// to stop reading: after its FIN that is the only way it can cancel (§8),
+// and only a transport that reports it (transport.StopNotifier) lets the
+// responder abandon the work before it writes.
+func (c *inboundCall) awaitStop() {
+	sn, ok := c.st.(transport.StopNotifier)
+	if !ok {
+		return
+	}
+	select {
+	case <-sn.Stopped():
+		c.cancel(errCallerStopped)
+	case <-c.ctx.Done():
+	}
+}
+
+// run calls the handler and writes its outcome.
+func (c *inboundCall) run(req []byte) {
+	var err error
+	var resp []byte
+	var found bool
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err, found = wire.Errorf(wire.HandlerError, "the handler of '%s' panicked: %v", c.ev.Name, p), true
+			}
+		}()
+		if c.ev.Kind == Returns {
+			resp, found, err = c.s.owner.serveReturns(c.ctx, c.ev, req)
+		} else {
+			found, err = c.s.owner.serveYields(c.ctx, c.ev, req, c.send)
+		}
+	}()
+	c.release()
+	if c.ctx.Err() != nil {
+		// Cancelled by the initiator or ended with the session: nobody
+		// reads an outcome (§8, §6.6).
+		abandon(c.st)
+		return
+	}
+	switch {
+	case !found:
+		writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("this side has no handler for '%s'", c.ev.Name)})
+	case err != nil:
+		writeCallError(c.st, callErrorOf(err))
+	case c.ev.Kind == Returns:
+		f := getFrame()
+		var ferr error
+		f.b, ferr = wire.AppendFrame(f.b[:0], wire.FrameCallResponse, c.ev.Result, 0, resp)
+		if ferr != nil {
+			f.release()
+			writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("the handler of '%s' returned a response that cannot be sent: %s", c.ev.Name, wire.CodeOf(ferr))})
+			return
+		}
+		_, werr := c.st.Write(f.b)
+		f.release()
+		if werr != nil {
+			abandon(c.st)
+			return
+		}
+		_ = c.st.Close()
+	default:
+		_ = c.st.Close()
+	}
+}
+
+// send writes one element of a streaming call (§6.3), waiting while the
+// credit is zero with no deadline of its own (§6.6). It fails once the
+// initiator cancelled or the session ended.
+func (c *inboundCall) send(elem []byte) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if !c.s.opts.noCredit {
+		for c.credit.Load() <= 0 {
+			select {
+			case <-c.creditIn:
+			case <-c.ctx.Done():
+				return c.cancelled()
+			}
+		}
+	}
+	if c.ctx.Err() != nil {
+		return c.cancelled()
+	}
+	f := getFrame()
+	var err error
+	f.b, err = wire.AppendFrame(f.b[:0], wire.FrameCallResponse, c.ev.Result, 0, elem)
+	if err != nil {
+		f.release()
+		return err
+	}
+	c.credit.Add(-1)
+	_, err = c.st.Write(f.b)
+	f.release()
+	if err != nil {
+		c.cancel(err)
+		return c.cancelled()
+	}
+	return nil
+}
+
+// cancelled is the error send reports once the call cannot continue.
+func (c *inboundCall) cancelled() error {
+	if c.s.isEnded() {
+		return c.s.closedError()
+	}
+	return &Error{Code: wire.Aborted, Message: fmt.Sprintf("the caller of '%s' is gone: %v", c.ev.Name, context.Cause(c.ctx)), Remedy: wire.Aborted.Remedy(), Err: context.Cause(c.ctx)}
+}
+
+// writeCallError answers a call with CALL_ERROR and closes (§6.4).
+func writeCallError(st transport.Stream, ce wire.CallError) {
+	payload := wire.AppendCallError(nil, ce)
+	b, err := wire.AppendFrame(nil, wire.FrameCallError, wire.CodecJSON, 0, payload)
+	if err != nil {
+		// Only a message over 16 MiB gets here: say so instead.
+		payload = wire.AppendCallError(nil, wire.CallError{Code: ce.Code, Message: "the error message exceeded the 16 MiB cap"})
+		b, _ = wire.AppendFrame(nil, wire.FrameCallError, wire.CodecJSON, 0, payload)
+	}
+	if _, err := st.Write(b); err != nil {
+		abandon(st)
+		return
+	}
+	_ = st.Close()
+}
+
+// drain reads what the initiator still sends on a call this side answered
+// without running it, until it finishes its side, so the stream ends in
+// both directions.
+func drain(r *wire.Reader) {
+	for {
+		if _, err := r.Next(); err != nil {
+			return
+		}
+	}
+}
+
+// abandon gives a call stream up in both directions with WT_ABORTED: the
+// reset code that says to drop the work (§8, §10.1).
+func abandon(st transport.Stream) {
+	st.Reset(wire.ResetAborted)
+	st.Stop(wire.ResetAborted)
+}

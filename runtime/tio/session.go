@@ -1,0 +1,584 @@
+package tio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// owner is the role-specific side of a session: the server's Peer or the
+// Client. The session calls it from its reader goroutines.
+type owner interface {
+	// deliver hands an emit's or a datagram's payload to the application.
+	// A *Error with WT_VALIDATION_FAILED is counted as validationDropped.
+	deliver(ev *Event, payload []byte) error
+	// established runs once the peer's handshake is accepted, before any
+	// later frame of the peer is dispatched.
+	established()
+	// roomFrame applies a JOIN (in) or LEAVE frame to the room view.
+	roomFrame(room string, in bool)
+	// serveReturns and serveYields run a call's handler; ok is false when
+	// this side has none for ev.
+	serveReturns(ctx context.Context, ev *Event, req []byte) (resp []byte, ok bool, err error)
+	serveYields(ctx context.Context, ev *Event, req []byte, send func([]byte) error) (ok bool, err error)
+}
+
+type hsState uint8
+
+const (
+	hsPending hsState = iota
+	hsAccepted
+	hsFailed
+)
+
+// session is one transport-io session, either role. Its goroutines: the
+// close watcher, the emit writer and the emit reader; on WebTransport also
+// the datagram sender, the datagram receiver and the call acceptor; plus two
+// per call being answered (handler and stream watcher). All of them end once
+// the Conn's Done fires.
+type session struct {
+	role     role
+	conn     transport.Conn
+	mapping  transport.Mapping
+	contract *Contract
+	opts     Options
+	clk      clock.Clock
+	hsFrame  []byte
+	owner    owner
+
+	// ctx ends when the session ends; every handler context derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	q *emitQueue
+
+	hsMu     sync.Mutex
+	hsState  hsState
+	hsDone   chan struct{} // closed once the peer's handshake is accepted
+	hsTimer  clock.Timer
+	features []string
+
+	ended chan struct{} // closed once the session ended and err is set
+	err   *Error
+
+	activeCalls atomic.Int32
+	stats       counters
+	dg          datagramLane
+
+	wg sync.WaitGroup
+}
+
+// counters are a session's §9 and per-message counters.
+type counters struct {
+	earlyDiscarded    atomic.Int64
+	staleReceived     atomic.Int64
+	unknownDropped    atomic.Int64
+	validationDropped atomic.Int64
+	directionDropped  atomic.Int64
+	malformedDropped  atomic.Int64
+}
+
+// Stats are one session's counters.
+type Stats struct {
+	// EmitQueueDepth is the frames waiting in the emit queue now (§9).
+	EmitQueueDepth int
+	// OverflowDropped counts unreliable frames dropped oldest-first from the
+	// full send ring; StaleDropped those dropped at dequeue past their TTL
+	// (§9). They are counted separately on purpose.
+	OverflowDropped int64
+	StaleDropped    int64
+	// StaleReceived counts datagrams discarded by last-write-wins (§7.3).
+	StaleReceived int64
+	// UnknownDropped, ValidationDropped and DirectionDropped count emits and
+	// datagrams dropped for an unknown event id (§5.4), a payload the
+	// handler rejected with WT_VALIDATION_FAILED, and an event the sender's
+	// side does not send.
+	UnknownDropped    int64
+	ValidationDropped int64
+	DirectionDropped  int64
+	// MalformedDropped counts datagrams with a reserved codec, event id 0 or
+	// an empty payload (§7.2), which are discarded.
+	MalformedDropped int64
+	// EarlyDiscarded counts datagrams discarded because they arrived before
+	// the peer's handshake (§7.5).
+	EarlyDiscarded int64
+}
+
+// newSession prepares a session; origin and seq stamp the datagrams this
+// side sends as itself (§7.3).
+func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame []byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
+	opts = opts.withDefaults()
+	s := &session{
+		role:     r,
+		conn:     conn,
+		mapping:  conn.Mapping(),
+		contract: c,
+		opts:     opts,
+		clk:      opts.Clock,
+		hsFrame:  hsFrame,
+		owner:    o,
+		q:        newEmitQueue(EmitQueueFrames),
+		hsDone:   make(chan struct{}),
+		ended:    make(chan struct{}),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.dg = newDatagramLane(s, origin, seq)
+	return s
+}
+
+// handshakeFrame encodes frame 0 for a contract and feature set (§4.1). It
+// fails only for a table and feature list over the 1 MiB frame cap (§5.1).
+func handshakeFrame(c *Contract, features []string) ([]byte, error) {
+	payload := wire.AppendHandshake(nil, wire.Handshake{V: wire.ProtocolVersion, Feat: features, Events: c.table})
+	b, err := wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0, payload)
+	if err != nil {
+		return nil, fmt.Errorf("contract %s: the handshake does not fit a frame: %w", c.name, err)
+	}
+	return b, nil
+}
+
+// start runs the session's goroutines. It returns at once.
+func (s *session) start() {
+	// The watcher starts last, once every field it tears down is set.
+	s.wg.Add(1)
+	defer func() { go s.watch() }()
+	// §2, §7.6: on the WebSocket mapping a contract with an undeclared
+	// unreliable event has no session, refused before the handshake.
+	if s.mapping == transport.WebSocket && s.contract.firstUndeclared != "" {
+		s.closeWith(wire.CloseReliabilityRefused, fmt.Sprintf(
+			"event '%s' is unreliable and declares no fallback for the WebSocket mapping (§7.6)", s.contract.firstUndeclared))
+		return
+	}
+	s.hsMu.Lock()
+	s.hsTimer = s.clk.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
+	s.hsMu.Unlock()
+	s.dg.start()
+	s.wg.Add(2)
+	go s.writeLoop()
+	go s.readLoop()
+	if s.mapping == transport.WebTransport {
+		s.wg.Add(1)
+		go s.receiveDatagrams()
+		// Calls are the client's to make, but a client still answers a
+		// call the server opens (a CALL_ERROR), rather than leaving it.
+		s.wg.Add(1)
+		go s.acceptCalls()
+	}
+}
+
+// watch ends the session once the transport reports it over, for whatever
+// reason (§11): a close from either side or a lost connection.
+func (s *session) watch() {
+	defer s.wg.Done()
+	<-s.conn.Done()
+	info := s.conn.CloseInfo()
+	s.err = closeError(info.Code, info.Reason, info.Remote, info.Lost)
+	s.cancel()
+	s.q.shutdown()
+	s.dg.shutdown()
+	s.hsMu.Lock()
+	if s.hsState == hsPending {
+		s.hsState = hsFailed
+	}
+	if s.hsTimer != nil {
+		s.hsTimer.Stop()
+	}
+	s.hsMu.Unlock()
+	close(s.ended)
+}
+
+func (s *session) handshakeExpired() {
+	s.hsMu.Lock()
+	expired := s.hsState == hsPending
+	if expired {
+		s.hsState = hsFailed
+	}
+	s.hsMu.Unlock()
+	if expired {
+		s.closeWith(wire.CloseHandshakeTimeout, fmt.Sprintf("no handshake from the peer within %d ms (§4.1)", s.opts.HandshakeTimeout.Milliseconds()))
+	}
+}
+
+// closeWith closes the session with a §10.2 code; the first close wins.
+func (s *session) closeWith(code uint32, reason string) {
+	_ = s.conn.Close(code, wire.CutReason(reason, wire.MaxCloseReason))
+}
+
+// protocolError closes the session for a fault on the emit lane or the
+// datagram lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR.
+func (s *session) protocolError(err error) {
+	code := wire.CloseProtocolError
+	if n, ok := wire.CodeOf(err).SessionCode(); ok {
+		code = n
+	}
+	msg := err.Error()
+	var e *Error
+	if errors.As(err, &e) {
+		msg = e.Message
+	}
+	s.closeWith(code, msg)
+}
+
+// Close ends the session with a §10.2 code (WT_NO_ERROR for a normal close)
+// and a reason of at most 1024 bytes. The session is over at once: frames
+// still queued are not sent (§3.3). Closing a closed session does nothing.
+func (s *session) Close(code Code, reason string) error {
+	n, ok := code.SessionCode()
+	if !ok {
+		return Errorf(ProtocolError, "%s is not a session close code (§10.2)", code)
+	}
+	s.closeWith(n, reason)
+	return nil
+}
+
+// Done is closed once the session has ended.
+func (s *session) Done() <-chan struct{} { return s.ended }
+
+// Err reports how the session ended: the close code and reason, or
+// WT_NO_ERROR for a lost connection (§11). It is nil while the session runs.
+func (s *session) Err() error {
+	select {
+	case <-s.ended:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// Features are the feature tokens both peers support (§4.2), known once the
+// handshake is accepted.
+func (s *session) Features() []string {
+	select {
+	case <-s.hsDone:
+		return append([]string(nil), s.features...)
+	default:
+		return nil
+	}
+}
+
+// Stats returns the session's counters now.
+func (s *session) Stats() Stats {
+	overflow, stale := s.dg.ringStats()
+	return Stats{
+		EmitQueueDepth:    s.q.depth(),
+		OverflowDropped:   overflow,
+		StaleDropped:      stale,
+		StaleReceived:     s.stats.staleReceived.Load(),
+		UnknownDropped:    s.stats.unknownDropped.Load(),
+		ValidationDropped: s.stats.validationDropped.Load(),
+		DirectionDropped:  s.stats.directionDropped.Load(),
+		MalformedDropped:  s.stats.malformedDropped.Load(),
+		EarlyDiscarded:    s.stats.earlyDiscarded.Load(),
+	}
+}
+
+// closedError is what an operation the session's end interrupted reports
+// (§11): WT_SESSION_CLOSED, wrapping how the session ended.
+func (s *session) closedError() *Error {
+	<-s.ended
+	return &Error{Code: wire.SessionClosed, Message: "the session closed: " + s.err.Message, Remedy: wire.SessionClosed.Remedy(), Err: s.err}
+}
+
+// isEnded reports whether the session has ended or is ending.
+func (s *session) isEnded() bool { return s.ctx.Err() != nil }
+
+// waitHandshake waits for the peer's handshake; false once the session ended.
+func (s *session) waitHandshake(ctx context.Context) error {
+	select {
+	case <-s.hsDone:
+		return nil
+	case <-s.ctx.Done():
+		return s.closedError()
+	case <-ctx.Done():
+		return asError(wire.Aborted, ctx.Err())
+	}
+}
+
+// lookupSend finds an event this side may send with the given kind and lane;
+// anything else is refused locally, before a byte is written.
+func (s *session) lookupSend(id uint32, kind Kind, lane wire.Lane) (*Event, error) {
+	ev, ok := s.contract.byID[id]
+	if !ok {
+		return nil, Errorf(wire.UnknownEvent, "event id %d is not in contract %s", id, s.contract.name)
+	}
+	if ev.Kind != kind || ev.Lane != lane {
+		return nil, Errorf(wire.ProtocolError, "event '%s' is a %s %s event, not a %s %s one", ev.Name, ev.Lane, ev.Kind, lane, kind)
+	}
+	if !ev.sentBy(s.role) {
+		return nil, Errorf(wire.ProtocolError, "event '%s' is not sent by the %s (its contract direction)", ev.Name, s.role)
+	}
+	return ev, nil
+}
+
+// Emit sends an event on the emit lane (§6.1): payload is the encoded
+// payload, in the codec the contract declares. It queues the frame and
+// returns; a full queue closes the session WT_PEER_TOO_SLOW (§9).
+func (s *session) Emit(event uint32, payload []byte) error {
+	ev, err := s.lookupSend(event, Emit, wire.Reliable)
+	if err != nil {
+		return err
+	}
+	f := getFrame()
+	f.b, err = wire.AppendFrame(f.b[:0], wire.FrameEmit, ev.Payload, ev.ID, payload)
+	if err != nil {
+		f.release()
+		return err
+	}
+	return s.enqueue(f)
+}
+
+// enqueue puts a frame on the emit queue, or closes the session
+// WT_PEER_TOO_SLOW when it is full: the emit lane never drops (§9).
+func (s *session) enqueue(f *frame) error {
+	switch s.q.push(f) {
+	case pushed:
+		return nil
+	case pushFull:
+		f.release()
+		s.closeWith(wire.ClosePeerTooSlow, fmt.Sprintf("emit queue exceeded %d frames (§9)", EmitQueueFrames))
+		return Errorf(wire.PeerTooSlow, "the emit queue held %d frames; the session was closed (§9)", EmitQueueFrames)
+	default:
+		f.release()
+		return s.closedError()
+	}
+}
+
+// writeLoop opens this side's emit stream, writes the handshake at once
+// (§4.1), then writes whatever is queued, coalesced into as few Writes as
+// possible. On the WebSocket mapping it also moves unreliable frames from
+// the datagram ring onto the lane while the lane is below its mark (§3.3).
+func (s *session) writeLoop() {
+	defer s.wg.Done()
+	st, err := s.conn.OpenEmit(s.ctx)
+	if err != nil {
+		if !s.isEnded() {
+			s.closeWith(wire.CloseProtocolError, "cannot open the emit stream: "+err.Error())
+		}
+		return
+	}
+	if _, err := st.Write(s.hsFrame); err != nil {
+		s.writeFailed(err)
+		return
+	}
+	const flushAt = 64 << 10
+	buf := make([]byte, 0, flushAt)
+	batch := make([]*frame, 0, EmitQueueFrames)
+	for {
+		select {
+		case <-s.q.wake:
+		case <-s.dg.laneReady():
+		case <-s.ctx.Done():
+			return
+		}
+		for {
+			batch = s.q.take(batch[:0])
+			for i, f := range batch {
+				buf = append(buf, f.b...)
+				f.release()
+				batch[i] = nil
+				if len(buf) >= flushAt {
+					if _, err := st.Write(buf); err != nil {
+						releaseAll(batch[i+1:])
+						s.writeFailed(err)
+						return
+					}
+					buf = buf[:0]
+				}
+			}
+			moved := 0
+			if s.mapping == transport.WebSocket {
+				buf, moved = s.dg.moveToLane(buf, DatagramLaneMark-len(batch))
+			}
+			if len(batch) == 0 && moved == 0 {
+				break
+			}
+			if len(buf) > 0 {
+				if _, err := st.Write(buf); err != nil {
+					s.writeFailed(err)
+					return
+				}
+				buf = buf[:0]
+			}
+			if cap(buf) > 4*flushAt {
+				buf = make([]byte, 0, flushAt)
+			}
+		}
+	}
+}
+
+func releaseAll(fs []*frame) {
+	for _, f := range fs {
+		f.release()
+	}
+}
+
+func (s *session) writeFailed(err error) {
+	if s.isEnded() {
+		return
+	}
+	var se *transport.StreamError
+	if errors.As(err, &se) {
+		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("the peer stopped this side's emit stream with code %d (§5.5)", se.Code))
+		return
+	}
+	s.closeWith(wire.CloseProtocolError, "emit stream write failed: "+err.Error())
+}
+
+// readLoop reads the peer's emit stream: the handshake first (§3.1, §4),
+// then every frame in order. A fault here closes the session (§5.5).
+func (s *session) readLoop() {
+	defer s.wg.Done()
+	rs, err := s.conn.AcceptEmit(s.ctx)
+	if err != nil {
+		return // the session ended; a peer that never opens it meets the deadline
+	}
+	r := wire.NewReader(rs)
+	f, err := r.Next()
+	if err != nil {
+		s.readFailed(err)
+		return
+	}
+	if f.Type != wire.FrameHandshake {
+		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("frame 0 of the emit stream is %s, not HANDSHAKE (§3.1)", f.Type))
+		return
+	}
+	if !s.acceptHandshake(f.Payload) {
+		return
+	}
+	for {
+		f, err := r.Next()
+		if err != nil {
+			s.readFailed(err)
+			return
+		}
+		if !s.dispatch(f) {
+			return
+		}
+	}
+}
+
+func (s *session) readFailed(err error) {
+	if s.isEnded() {
+		return
+	}
+	var se *transport.StreamError
+	switch {
+	case errors.As(err, &se):
+		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("the peer reset its emit stream with code %d; it lives for the whole session (§3.1, §5.5)", se.Code))
+	case errors.Is(err, io.EOF):
+		// The peer finished its emit stream: it sends nothing more on the
+		// lane, and its session close (or loss) follows. Nothing to read.
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		s.closeWith(wire.CloseProtocolError, "the peer's emit stream ended inside a frame (§5)")
+	case wire.CodeOf(err) != "":
+		s.protocolError(err)
+	}
+}
+
+// acceptHandshake applies §4.2–§4.4 to the peer's frame 0: version first,
+// then the event table (fatal on conflict), then features (never fatal).
+func (s *session) acceptHandshake(payload []byte) bool {
+	h, err := wire.DecodeHandshake(payload)
+	if err != nil {
+		s.protocolError(err)
+		return false
+	}
+	if h.V != wire.ProtocolVersion {
+		s.closeWith(wire.CloseProtocolVersionMismatch, fmt.Sprintf("protocol version %d here and %d at the peer (§4.2)", wire.ProtocolVersion, h.V))
+		return false
+	}
+	if err := wire.CompareTables(s.contract.table, h.Events); err != nil {
+		s.protocolError(err)
+		return false
+	}
+	features := wire.NegotiateFeatures(s.opts.Features, h.Feat)
+	s.hsMu.Lock()
+	if s.hsState != hsPending {
+		s.hsMu.Unlock()
+		return false
+	}
+	s.hsState = hsAccepted
+	s.features = features
+	s.hsTimer.Stop()
+	close(s.hsDone)
+	s.hsMu.Unlock()
+	s.owner.established()
+	return true
+}
+
+// dispatch handles one frame of the peer's emit stream after the handshake;
+// false when it closed the session.
+func (s *session) dispatch(f wire.Frame) bool {
+	switch f.Type {
+	case wire.FrameEmit:
+		return s.receiveEmit(f)
+	case wire.FrameJoin, wire.FrameLeave:
+		if s.role == roleServer {
+			s.closeWith(wire.CloseProtocolError, fmt.Sprintf("the client sent %s; rooms are server-authoritative (§6.5)", f.Type))
+			return false
+		}
+		room, err := wire.ParseRoom(f.Payload)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		s.owner.roomFrame(room, f.Type == wire.FrameJoin)
+		return true
+	case wire.FrameDatagram:
+		if s.mapping != transport.WebSocket {
+			s.closeWith(wire.CloseProtocolError, "DATAGRAM frame on the WebTransport mapping, where unreliable events travel as datagrams (§3.3)")
+			return false
+		}
+		return s.receiveDatagram(f.Payload)
+	}
+	s.closeWith(wire.CloseProtocolError, fmt.Sprintf("%s frame on the emit stream (§5.2)", f.Type))
+	return false
+}
+
+// receiveEmit applies the per-message rules to an EMIT (§5.3, §5.4): unknown
+// id dropped and counted, codec differing from the slot a protocol error,
+// wrong direction dropped and counted.
+func (s *session) receiveEmit(f wire.Frame) bool {
+	ev, ok := s.contract.byID[f.EventID]
+	if !ok {
+		s.stats.unknownDropped.Add(1)
+		return true
+	}
+	if ev.Kind != Emit || ev.Lane != wire.Reliable {
+		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("EMIT frame for event '%s', which is a %s %s event (§5.2)", ev.Name, ev.Lane, ev.Kind))
+		return false
+	}
+	if f.Codec != ev.Payload {
+		s.closeWith(wire.CloseProtocolError, codecMismatch(ev, false, f.Codec))
+		return false
+	}
+	if !ev.sentBy(s.role.peer()) {
+		s.stats.directionDropped.Add(1)
+		return true
+	}
+	s.deliver(ev, f.Payload)
+	return true
+}
+
+func (s *session) deliver(ev *Event, payload []byte) {
+	if err := s.owner.deliver(ev, payload); err != nil && wire.CodeOf(err) == wire.ValidationFailed {
+		s.stats.validationDropped.Add(1)
+	}
+}
+
+// codecMismatch is the §5.3 reason: it names the event and the slot.
+func codecMismatch(ev *Event, result bool, got wire.Codec) string {
+	want := ev.Payload
+	if result {
+		want = ev.Result
+	}
+	return fmt.Sprintf("event '%s' %s slot is %s; the frame carries %s (§5.3)", ev.Name, ev.slotName(result), want, got)
+}
