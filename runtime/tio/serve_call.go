@@ -177,15 +177,11 @@ func (c *inboundCall) watch(r *wire.Reader, done chan<- struct{}) {
 
 // awaitStop waits, once a returns request is complete, for the initiator
 // to stop reading: after its FIN that is the only way it can cancel (§8),
-// and only a transport that reports it (transport.StopNotifier) lets the
-// responder abandon the work before it writes.
+// and the transport's Stopped lets the responder abandon the work before it
+// writes.
 func (c *inboundCall) awaitStop() {
-	sn, ok := c.st.(transport.StopNotifier)
-	if !ok {
-		return
-	}
 	select {
-	case <-sn.Stopped():
+	case <-c.st.Stopped():
 		c.cancel(errCallerStopped)
 	case <-c.ctx.Done():
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// stopLink pairs loopback conns whose call streams implement
-// transport.StopNotifier, as a QUIC transport can: the responder's stream
-// learns when the initiator's stream stops reading. Streams are matched in
-// the order they are opened, which is the order loopback accepts them.
+// stopLink pairs loopback conns whose responder streams also report when
+// the request's FIN was read, so the test cancels at the one moment when
+// only Stopped can tell the responder (§8). Streams are matched in the order
+// they are opened, which is the order loopback accepts them.
 type stopLink struct {
 	mu       sync.Mutex
 	opening  sync.Mutex

@@ -125,19 +125,12 @@ type ReceiveStream interface {
 type Stream interface {
 	SendStream
 	ReceiveStream
-}
-
-// StopNotifier may be implemented by a transport's call streams (Stream)
-// to report that the peer stopped reading: a STOP_SENDING with any code.
-// It is how a responder learns that the initiator of a returns call
-// cancelled it after its FIN, when nothing is left to read (§8: the
-// initiator resets its send side and stops reading; the responder SHOULD
-// abandon the work). Over quic-go, the send side's Context ends on the
-// peer's STOP_SENDING. Without it, the responder learns of the
-// cancellation only when it writes.
-type StopNotifier interface {
-	// Stopped is closed once the peer stopped reading the stream, or this
-	// side finished or reset its send side.
+	// Stopped is closed once the peer stopped reading the stream
+	// (STOP_SENDING with any code), or this side finished or reset its send
+	// side. It is how a responder learns that the initiator of a returns
+	// call cancelled it after its FIN, when nothing is left to read (§8:
+	// the initiator resets its send side and stops reading; the responder
+	// SHOULD abandon the work).
 	Stopped() <-chan struct{}
 }
 

@@ -236,6 +236,52 @@ func TestSpec10_1_StopCarriesCode(t *testing.T) {
 	}
 }
 
+// §8: a responder learns of a stop after the request's FIN only through
+// Stopped, and a write whose bytes were all handed over before the stop
+// still succeeds.
+func TestSpec8_StoppedSignalsThePeersStop(t *testing.T) {
+	c, s, _ := pair(t, Options{})
+	a, b := callPair(t, c, s)
+	if _, err := b.Write([]byte("answer")); err != nil {
+		t.Fatalf("write before the stop: %v", err)
+	}
+	select {
+	case <-b.Stopped():
+		t.Fatal("Stopped closed before anything ended the send side")
+	default:
+	}
+	a.Stop(wire.ResetAborted)
+	select {
+	case <-b.Stopped():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Stopped did not close after the peer's stop")
+	}
+	var se *transport.StreamError
+	if _, err := b.Write([]byte("more")); !errors.As(err, &se) || se.Code != wire.ResetAborted || !se.Remote {
+		t.Fatalf("write after the stop got %v, want a remote StreamError with code 1", err)
+	}
+}
+
+func TestStoppedClosesOnOwnFinishOrReset(t *testing.T) {
+	c, s, _ := pair(t, Options{})
+	a, _ := callPair(t, c, s)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Stopped():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Stopped did not close after FIN")
+	}
+	a2, _ := callPair(t, c, s)
+	a2.Reset(wire.ResetAborted)
+	select {
+	case <-a2.Stopped():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Stopped did not close after a reset")
+	}
+}
+
 func TestStreamWindowBlocksWriter(t *testing.T) {
 	c, s, _ := pair(t, Options{StreamWindow: 8})
 	w, r := emitPair(t, c, s)

@@ -28,16 +28,22 @@ type pipe struct {
 	code     uint8 // of the reset or stop
 	finished bool
 	chunks   *rand.Rand // SplitWrites: sizes of the reads; nil otherwise
+
+	// sendEnded closes once the writer finished or reset, or the reader
+	// stopped: the pipe's Stopped signal.
+	sendEnded     chan struct{}
+	sendEndedDone bool
 }
 
 func (l *Link) newPipe(reader Side, stats *directionStats, onFinish func()) *pipe {
 	p := &pipe{
-		link:     l,
-		reader:   reader,
-		stats:    stats,
-		onFinish: onFinish,
-		readable: make(chan struct{}, 1),
-		writable: make(chan struct{}, 1),
+		link:      l,
+		reader:    reader,
+		stats:     stats,
+		onFinish:  onFinish,
+		readable:  make(chan struct{}, 1),
+		writable:  make(chan struct{}, 1),
+		sendEnded: make(chan struct{}),
 	}
 	if l.split {
 		l.mu.Lock()
@@ -56,6 +62,14 @@ func signal(ch chan struct{}) {
 }
 
 func (p *pipe) buffered() int { return len(p.buf) - p.off }
+
+// endSendLocked closes sendEnded once; p.mu is held.
+func (p *pipe) endSendLocked() {
+	if !p.sendEndedDone {
+		p.sendEndedDone = true
+		close(p.sendEnded)
+	}
+}
 
 // finishLocked marks the pipe done for both ends; p.mu is held.
 func (p *pipe) finishLocked() {
@@ -88,6 +102,12 @@ func (p *pipe) write(b []byte) (int, error) {
 	n := 0
 	for {
 		p.mu.Lock()
+		// Bytes already handed over stay written even if the peer stops the
+		// stream now, as on QUIC: only an unfinished write fails.
+		if n > 0 && n == len(b) {
+			p.mu.Unlock()
+			return n, nil
+		}
 		if err := p.writeErrLocked(); err != nil {
 			p.mu.Unlock()
 			return n, err
@@ -132,6 +152,7 @@ func (p *pipe) closeWrite() error {
 		return nil
 	}
 	p.fin = true
+	p.endSendLocked()
 	signal(p.readable)
 	return nil
 }
@@ -143,6 +164,7 @@ func (p *pipe) resetWrite(code uint8) {
 		return
 	}
 	p.reset, p.code = true, code
+	p.endSendLocked()
 	p.discardLocked()
 }
 
@@ -207,6 +229,7 @@ func (p *pipe) stopRead(code uint8) {
 		return
 	}
 	p.stopped, p.code = true, code
+	p.endSendLocked()
 	p.discardLocked()
 }
 
@@ -246,6 +269,10 @@ type stream struct {
 	sendStream
 	receiveStream
 }
+
+// Stopped closes when this side's send pipe ended: finished, reset, or
+// stopped by the peer.
+func (s *stream) Stopped() <-chan struct{} { return s.sendStream.p.sendEnded }
 
 var (
 	_ transport.SendStream    = sendStream{}

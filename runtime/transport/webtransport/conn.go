@@ -300,3 +300,7 @@ func (s *stream) Read(p []byte) (int, error) {
 func (s *stream) Close() error     { return s.c.streamError(s.s.Close()) }
 func (s *stream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
 func (s *stream) Stop(code uint8)  { s.s.CancelRead(wtResetCode(code)) }
+
+// Stopped: quic-go ends a stream's context when its send side is closed,
+// reset, or stopped by the peer's STOP_SENDING.
+func (s *stream) Stopped() <-chan struct{} { return s.s.Context().Done() }
