@@ -4,7 +4,7 @@
 GO ?= go
 RUNTIME_PKGS = ./runtime/...
 
-.PHONY: test test-go test-runtime vet fmt-check generate bench fuzz
+.PHONY: test test-go test-runtime vet fmt-check generate check-generated golden bench fuzz
 
 test: fmt-check vet test-go test-runtime
 
@@ -34,3 +34,21 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
 	  done; \
 	done
+
+# Regenerate every committed generated file: the example's Go API, the Go
+# goldens of every case, and the checker goldens.
+generate:
+	$(GO) generate ./examples/chat
+	$(GO) test ./gen/golang -run 'TestGolden$$' -update
+	$(GO) test ./cmd/tiogen -run 'TestGolden$$' -update
+
+# What a user's CI runs: regenerate, then fail on any difference.
+check-generated: generate
+	git diff --exit-code
+	@test -z "$$(git status --porcelain --untracked-files=all -- examples gen testdata cmd)" || \
+	  { echo "generated files not committed:"; git status --porcelain -- examples gen testdata cmd; exit 1; }
+
+# Rewrite every golden file after an intended change (a plain test run
+# fails on any difference).
+golden:
+	$(GO) test ./gen/golang ./cmd/tiogen -run 'TestGolden$$' -update

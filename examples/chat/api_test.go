@@ -1,0 +1,269 @@
+package chat_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transport-io/tiogen/examples/chat"
+	"github.com/transport-io/tiogen/runtime/tio"
+	"github.com/transport-io/tiogen/runtime/transport/loopback"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// These tests drive the generated API of examples/chat over the in-memory
+// transport: what a user of the generated code writes, end to end through
+// the engine.
+
+type handler struct {
+	chat.UnimplementedHandler
+	srv      *chat.Server
+	chats    chan chat.Message
+	streamed chan error // what the history handler's send returned last
+}
+
+func (h *handler) Chat(peer chat.Peer, m chat.Message) error {
+	h.chats <- m
+	return h.srv.Room(m.Room).EmitMessage(m, peer)
+}
+
+func (h *handler) Save(_ context.Context, _ chat.Peer, req chat.SaveRequest) (chat.SaveResult, error) {
+	return chat.SaveResult{Revision: int32(len(req.Text))}, nil
+}
+
+func (h *handler) History(ctx context.Context, peer chat.Peer, req chat.HistoryRequest, send func(chat.Message) error) error {
+	if err := peer.Join(req.Room); err != nil {
+		return err
+	}
+	for i := int32(0); req.Limit == 0 || i < req.Limit; i++ {
+		if err := send(chat.Message{Room: req.Room, Body: strings.Repeat("x", int(i)), Mood: chat.MoodSad}); err != nil {
+			h.streamed <- err
+			return err
+		}
+	}
+	return nil
+}
+
+type fixture struct {
+	h   *handler
+	srv *chat.Server
+}
+
+func newFixture(t *testing.T, opts tio.ServerOptions) *fixture {
+	t.Helper()
+	h := &handler{chats: make(chan chat.Message, 16), streamed: make(chan error, 1)}
+	srv, err := chat.NewServer(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
+	t.Cleanup(func() { srv.Close() })
+	return &fixture{h: h, srv: srv}
+}
+
+// connect runs one session between the fixture's server and a new client.
+func (f *fixture) connect(t *testing.T, opts loopback.Options) *chat.Client {
+	t.Helper()
+	cc, sc, _ := loopback.Pair(opts)
+	served := make(chan struct{})
+	go func() { defer close(served); f.srv.Serve(sc, nil) }()
+	raw, err := tio.NewClient(context.Background(), cc, chat.Contract, tio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := chat.NewClient(raw)
+	t.Cleanup(func() {
+		c.Close(tio.NoError, "test over")
+		c.Wait()
+		<-served
+	})
+	return c
+}
+
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing arrived in 5 s")
+		panic("unreachable")
+	}
+}
+
+func TestEmitsReachHandlerAndRoom(t *testing.T) {
+	f := newFixture(t, tio.ServerOptions{})
+	ann, bob := f.connect(t, loopback.Options{}), f.connect(t, loopback.Options{})
+	heard := make(chan chat.Message, 4)
+	defer bob.OnMessage(func(m chat.Message) { heard <- m })()
+	annHeard := make(chan chat.Message, 4)
+	defer ann.OnMessage(func(m chat.Message) { annHeard <- m })()
+	ctx := context.Background()
+	for _, c := range []*chat.Client{ann, bob} { // joining happens in the history call
+		for _, err := range c.History(ctx, chat.HistoryRequest{Room: "lobby", Limit: 1}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sent := int64(1700000000123)
+	msg := chat.Message{Room: "lobby", Body: "hi", SentAt: &sent, Tags: []string{"a"}, Meta: map[string]string{"from": "ann"}, Mood: chat.MoodHappy,
+		ReplyTo: &chat.Message{Room: "lobby", Body: "earlier", Mood: chat.MoodSad}}
+	if err := ann.EmitChat(msg); err != nil {
+		t.Fatal(err)
+	}
+	got := recv(t, f.h.chats)
+	if got.Body != "hi" || *got.SentAt != sent || got.ReplyTo.Body != "earlier" || got.Meta["from"] != "ann" {
+		t.Fatalf("handler got %+v", got)
+	}
+	if m := recv(t, heard); m.Body != "hi" || m.Mood != chat.MoodHappy {
+		t.Fatalf("bob heard %+v", m)
+	}
+	select {
+	case m := <-annHeard:
+		t.Fatalf("the sender was excepted but heard %+v", m)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func TestCallsAndUnimplemented(t *testing.T) {
+	f := newFixture(t, tio.ServerOptions{})
+	c := f.connect(t, loopback.Options{})
+	ctx := context.Background()
+	res, err := c.Save(ctx, chat.SaveRequest{Doc: "d", Text: "hello"})
+	if err != nil || res.Revision != 5 {
+		t.Fatalf("save: %+v %v", res, err)
+	}
+	_, err = c.Upload(ctx, []byte{1, 2, 3})
+	var te *tio.Error
+	if !errors.As(err, &te) || te.Code != tio.HandlerError || !strings.Contains(te.Message, "'upload' is not implemented") {
+		t.Fatalf("unimplemented upload: %v", err)
+	}
+}
+
+// TestSpec6_4_InvalidRequestNamesField sends a request the generated client
+// would refuse, through the runtime client, and expects the server's
+// CALL_ERROR to name the field.
+func TestSpec6_4_InvalidRequestNamesField(t *testing.T) {
+	f := newFixture(t, tio.ServerOptions{})
+	c := f.connect(t, loopback.Options{})
+	save, _ := chat.Contract.EventByName("save")
+	_, err := c.Call(context.Background(), save.ID, []byte(`{"doc":"d"}`))
+	var te *tio.Error
+	if !errors.As(err, &te) || te.Code != tio.ValidationFailed || te.Message != "field 'text' is required" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSendRefusesInvalidValues(t *testing.T) {
+	f := newFixture(t, tio.ServerOptions{})
+	c := f.connect(t, loopback.Options{})
+	err := c.EmitChat(chat.Message{Room: "r", Mood: "bored"})
+	if wire.CodeOf(err) != tio.ValidationFailed || !strings.Contains(err.Error(), "field 'mood' must be one of 'happy', 'sad', 'angry', not 'bored'") {
+		t.Fatalf("got %v", err)
+	}
+	if err := (chat.Message{Mood: chat.MoodHappy, ReplyTo: &chat.Message{Mood: "x"}}).Validate(); err == nil || !strings.Contains(err.Error(), "field 'replyTo.mood'") {
+		t.Fatalf("Validate: %v", err)
+	}
+}
+
+// TestSpec6_6_BreakCancelsStream breaks out of a stream whose server would
+// send forever: the handler's send must fail (the caller is gone) instead of
+// blocking on credit forever.
+func TestSpec6_6_BreakCancelsStream(t *testing.T) {
+	f := newFixture(t, tio.ServerOptions{})
+	c := f.connect(t, loopback.Options{})
+	n := 0
+	for m, err := range c.History(context.Background(), chat.HistoryRequest{Room: "r"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Body != strings.Repeat("x", n) {
+			t.Fatalf("element %d: %q", n, m.Body)
+		}
+		if n++; n == 40 { // past the initial window of 32, so credit was granted
+			break
+		}
+	}
+	if err := recv(t, f.h.streamed); wire.CodeOf(err) != tio.Aborted {
+		t.Fatalf("send after break returned %v, want WT_ABORTED", err)
+	}
+}
+
+// TestSpec7_4_DatagramTooLarge checks that a datagram event over the path's
+// limit reports WT_DATAGRAM_TOO_LARGE from the typed emitter.
+func TestSpec7_4_DatagramTooLarge(t *testing.T) {
+	f := newFixture(t, tio.ServerOptions{})
+	c := f.connect(t, loopback.Options{MaxDatagramSize: 20})
+	err := c.EmitCursor(chat.Cursor{X: 1.0000000001, Y: 2.0000000002})
+	if wire.CodeOf(err) != tio.DatagramTooLarge {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestJSONMethodsUseTheWireForm(t *testing.T) {
+	n := int64(-9007199254740993)
+	b, err := chat.Message{Room: "r", Body: "b", SentAt: &n, Mood: chat.MoodAngry}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"room":"r","body":"b","sentAt":"-9007199254740993","tags":[],"meta":{},"mood":"angry"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var m chat.Message
+	if err := m.UnmarshalJSON([]byte(`{"room":"r","body":"b","sentAt":42,"tags":[],"meta":{},"mood":"angry"}`)); err != nil || *m.SentAt != 42 {
+		t.Fatalf("%+v %v", m, err)
+	}
+}
+
+func TestServerSendsToPeer(t *testing.T) {
+	peers := make(chan chat.Peer, 1)
+	f := newFixture(t, tio.ServerOptions{OnSession: func(p *tio.Peer) { peers <- chat.Peer{Peer: p} }})
+	c := f.connect(t, loopback.Options{})
+	avatars := make(chan []byte, 1)
+	defer c.OnAvatar(func(b []byte) { avatars <- b })()
+	p := recv(t, peers)
+	if err := p.EmitAvatar([]byte{0xff, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if b := recv(t, avatars); string(b) != "\xff\x00" {
+		t.Fatalf("avatar %x", b)
+	}
+}
+
+// TestInvalidEmitIsDroppedAndCounted sends a chat emit that fails
+// validation through the runtime client: the handler never sees it, the
+// server counts it, and the session stays up.
+func TestInvalidEmitIsDroppedAndCounted(t *testing.T) {
+	peers := make(chan chat.Peer, 1)
+	handlerErrors := make(chan string, 1)
+	f := newFixture(t, tio.ServerOptions{
+		OnSession:      func(p *tio.Peer) { peers <- chat.Peer{Peer: p} },
+		OnHandlerError: func(_ *tio.Peer, event string, _ error) { handlerErrors <- event },
+	})
+	c := f.connect(t, loopback.Options{})
+	p := recv(t, peers)
+	ev, _ := chat.Contract.EventByName("chat")
+	if err := c.Emit(ev.ID, []byte(`{"room":"r","body":"b","tags":[],"meta":{},"mood":"bored"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// ping follows on the same emit stream, so once its (unimplemented)
+	// handler reported, the chat before it was handled.
+	if err := c.EmitPing("after"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := recv(t, handlerErrors); ev != "ping" {
+		t.Fatalf("handler error from %q", ev)
+	}
+	if n := p.Stats().ValidationDropped; n != 1 {
+		t.Fatalf("validationDropped = %d, want 1", n)
+	}
+	select {
+	case m := <-f.h.chats:
+		t.Fatalf("the handler got an invalid message: %+v", m)
+	default:
+	}
+}

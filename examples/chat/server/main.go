@@ -1,0 +1,126 @@
+// Command server is the chat example's server: it serves contract chat
+// (examples/chat/chat.tio) over WebTransport on 127.0.0.1 with a development
+// certificate and prints how to connect.
+//
+//	go run ./examples/chat/server
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
+
+	"github.com/transport-io/tiogen/examples/chat"
+	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/endpoint"
+	"github.com/transport-io/tiogen/runtime/tio"
+	"github.com/transport-io/tiogen/runtime/transport/webtransport"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:4433", "UDP and TCP `address` to serve on (loopback: the certificate is for development)")
+	certDir := flag.String("cert-dir", "", "`directory` keeping the development certificate (default: the user cache directory)")
+	flag.Parse()
+
+	cert, err := devcert.Ensure(devcert.Options{Dir: *certDir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rooms := newRooms()
+	srv, err := chat.NewServer(rooms, tio.ServerOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rooms.srv = srv
+	l, err := endpoint.Listen(srv.Server, webtransport.Options{Addr: *addr, Path: "/chat", Dev: cert})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("chat server on %s\n", l.URL())
+	fmt.Printf("certificate sha-256 %s (development certificate, valid until %s)\n", cert.Hex(), cert.NotAfter().UTC().Format(time.RFC3339))
+	fmt.Printf("connect: go run ./examples/chat/client -url %s -hash %s -name ann\n", l.URL(), cert.Hex())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = l.Shutdown(shutdown)
+	_ = srv.Close()
+}
+
+// historyLimit bounds what a room remembers.
+const historyLimit = 100
+
+// rooms implements chat.Handler: a peer joins a room by asking for its
+// history, then chats in it; saves count revisions per document.
+type rooms struct {
+	chat.UnimplementedHandler
+	srv *chat.Server
+
+	mu        sync.Mutex
+	history   map[string][]chat.Message
+	revisions map[string]int32
+}
+
+func newRooms() *rooms {
+	return &rooms{history: map[string][]chat.Message{}, revisions: map[string]int32{}}
+}
+
+func (r *rooms) History(ctx context.Context, peer chat.Peer, req chat.HistoryRequest, send func(chat.Message) error) error {
+	if err := peer.Join(req.Room); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	past := r.history[req.Room]
+	if n := int(req.Limit); n >= 0 && n < len(past) {
+		past = past[len(past)-n:]
+	}
+	past = append([]chat.Message(nil), past...)
+	r.mu.Unlock()
+	for _, m := range past {
+		if err := send(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *rooms) Chat(peer chat.Peer, m chat.Message) error {
+	if !peer.InRoom(m.Room) {
+		return tio.Errorf(tio.RoomNotJoined, "peer %s chatted in room '%s' without joining it; call history first", peer.ID(), m.Room)
+	}
+	now := time.Now().UnixMilli()
+	m.SentAt = &now
+	r.mu.Lock()
+	h := append(r.history[m.Room], m)
+	if len(h) > historyLimit {
+		h = h[len(h)-historyLimit:]
+	}
+	r.history[m.Room] = h
+	r.mu.Unlock()
+	return r.srv.Room(m.Room).EmitMessage(m, peer)
+}
+
+func (r *rooms) Save(_ context.Context, _ chat.Peer, req chat.SaveRequest) (chat.SaveResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.revisions[req.Doc]++
+	return chat.SaveResult{Revision: r.revisions[req.Doc]}, nil
+}
+
+func (r *rooms) Cursor(peer chat.Peer, c chat.Cursor) error {
+	for _, room := range peer.Rooms() {
+		// Best effort, like the lane: a member whose path cannot carry
+		// the datagram is skipped.
+		_ = r.srv.Room(room).EmitCursor(c, peer)
+	}
+	return nil
+}
+
+func (r *rooms) Ping(peer chat.Peer, s string) error { return peer.EmitPing(s) }

@@ -1,0 +1,243 @@
+package typed
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+)
+
+// Codec is how one event slot's values become payload bytes and back
+// (§5.3): JSON for every declared type, Raw for bytes() slots.
+type Codec[T any] interface {
+	// Append validates v and appends its encoding to dst.
+	Append(dst []byte, v T) ([]byte, error)
+	// Parse decodes and validates one payload; it does not keep b.
+	Parse(b []byte) (T, error)
+}
+
+// JSON is the codec of a slot of a declared type, codec 0x01.
+type JSON[T any] struct {
+	Encode func(*Encoder, T)
+	Decode func(*Decoder) T
+}
+
+// Append implements Codec.
+func (c JSON[T]) Append(dst []byte, v T) ([]byte, error) {
+	// Encoders and decoders escape through the generated functions they are
+	// handed to, so they are pooled rather than allocated per message.
+	e := encoders.Get().(*Encoder)
+	*e = Encoder{b: dst, start: len(dst)}
+	c.Encode(e, v)
+	b, ferr := e.b, e.err
+	*e = Encoder{}
+	encoders.Put(e)
+	if ferr != nil {
+		return dst, ferr.wireError()
+	}
+	return b, nil
+}
+
+var (
+	encoders = sync.Pool{New: func() any { return new(Encoder) }}
+	decoders = sync.Pool{New: func() any { return new(Decoder) }}
+)
+
+// Parse implements Codec: exactly one JSON value, surrounded by nothing but
+// white space.
+func (c JSON[T]) Parse(b []byte) (T, error) {
+	d := decoders.Get().(*Decoder)
+	*d = Decoder{b: b}
+	v := c.Decode(d)
+	if d.err == nil && d.peek() != 0 {
+		d.syntax("data after the value")
+	}
+	ferr := d.err
+	*d = Decoder{}
+	decoders.Put(d)
+	if ferr != nil {
+		var zero T
+		return zero, ferr.wireError()
+	}
+	return v, nil
+}
+
+// Raw is the codec of a bytes() slot, codec 0x02: the payload is the value.
+type Raw struct{}
+
+// Append implements Codec.
+func (Raw) Append(dst []byte, v []byte) ([]byte, error) { return append(dst, v...), nil }
+
+// Parse implements Codec with a copy, so the value outlives the frame.
+func (Raw) Parse(b []byte) ([]byte, error) { return bytes.Clone(b), nil }
+
+// Marshal is JSON's encoding of v, for the MarshalJSON methods of generated
+// types.
+func Marshal[T any](encode func(*Encoder, T), v T) ([]byte, error) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	b, err := JSON[T]{Encode: encode}.Append((*buf)[:0], v)
+	*buf = b[:0]
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(b), nil
+}
+
+// Unmarshal decodes b into *v, for the UnmarshalJSON methods of generated
+// types.
+func Unmarshal[T any](decode func(*Decoder) T, b []byte, v *T) error {
+	got, err := JSON[T]{Decode: decode}.Parse(b)
+	if err != nil {
+		return err
+	}
+	*v = got
+	return nil
+}
+
+// Validate reports whether v can be sent: the failure encoding it would
+// return, naming the field.
+func Validate[T any](encode func(*Encoder, T), v T) error {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	_, err := JSON[T]{Encode: encode}.Append((*buf)[:0], v)
+	return err
+}
+
+// buffers holds encode buffers between sends; the engine copies a payload
+// into its own frame before Emit, Call or SendDatagram returns.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// maxPooled keeps one huge payload from pinning its buffer in the pool.
+const maxPooled = 64 << 10
+
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooled {
+		buffers.Put(b)
+	}
+}
+
+// encode appends v with c to a pooled buffer and passes the bytes to send.
+func encode[T any](c Codec[T], v T, send func([]byte) error) error {
+	buf := getBuffer()
+	b, err := c.Append((*buf)[:0], v)
+	if err == nil {
+		err = send(b)
+	}
+	*buf = b[:0]
+	putBuffer(buf)
+	return err
+}
+
+// List reads a JSON array of elements read by elem.
+func List[T any](d *Decoder, elem func(*Decoder) T) []T {
+	var out []T
+	a := d.Array()
+	for a.Next(d) {
+		out = append(out, elem(d))
+	}
+	return out
+}
+
+// Map reads a JSON object of values read by elem; a key given twice fails.
+func Map[T any](d *Decoder, elem func(*Decoder) T) map[string]T {
+	out := map[string]T{}
+	m := d.Object()
+	for m.Next(d) {
+		k := string(m.Key())
+		if _, dup := out[k]; dup {
+			d.Fail("appears twice")
+			continue
+		}
+		out[k] = elem(d)
+	}
+	return out
+}
+
+// Optional reads an optional field: null reads as absent.
+func Optional[T any](d *Decoder, elem func(*Decoder) T) *T {
+	if d.Null() {
+		return nil
+	}
+	v := elem(d)
+	return &v
+}
+
+// Enum reads one of an enum's values.
+func Enum[T ~string](d *Decoder, values []T) T {
+	if d.Failed() {
+		return ""
+	}
+	if d.peek() != '"' {
+		d.mismatch(enumWant(values))
+		return ""
+	}
+	raw, ok := d.rawString("a string")
+	if !ok {
+		return ""
+	}
+	// Values are identifiers, so a value with escapes is compared unquoted.
+	s := raw[1 : len(raw)-1]
+	if bytes.IndexByte(s, '\\') >= 0 {
+		s = []byte(d.unquote(raw))
+	}
+	for _, v := range values {
+		if string(v) == string(s) {
+			return v
+		}
+	}
+	d.Fail("must be " + enumWant(values) + ", not " + shortValue(raw))
+	return ""
+}
+
+func enumWant[T ~string](values []T) string {
+	var b bytes.Buffer
+	b.WriteString("one of ")
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("'" + string(v) + "'")
+	}
+	return b.String()
+}
+
+// EncodeList writes a JSON array; nil writes [].
+func EncodeList[T any](e *Encoder, v []T, elem func(*Encoder, T)) {
+	it := e.Array()
+	for _, x := range v {
+		it.Item(e)
+		elem(e, x)
+	}
+	it.End(e)
+}
+
+// EncodeMap writes a JSON object with keys in ascending order, so equal maps
+// encode to equal bytes; nil writes {}.
+func EncodeMap[T any](e *Encoder, v map[string]T, elem func(*Encoder, T)) {
+	var small [16]string // most maps are small: sort their keys without allocating
+	keys := small[:0]
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	f := e.Object()
+	for _, k := range keys {
+		f.Key(e, k)
+		elem(e, v[k])
+	}
+	f.End(e)
+}
+
+// EncodeEnum writes an enum value; one the contract does not declare fails.
+func EncodeEnum[T ~string](e *Encoder, v T, values []T) {
+	for _, known := range values {
+		if v == known {
+			e.String(string(v))
+			return
+		}
+	}
+	e.Fail("must be " + enumWant(values) + ", not '" + string(v) + "'")
+	e.String(string(v))
+}
