@@ -287,6 +287,11 @@ func (s *session) closedError() *Error {
 	return &Error{Code: wire.SessionClosed, Message: "the session closed: " + s.err.Message, Remedy: wire.SessionClosed.Remedy(), Err: s.err}
 }
 
+// transportEnded reports whether err is the transport saying the session
+// is over (its close or loss): no framing fault of this side, and watch
+// reports the transport's CloseInfo once Done fires (§11).
+func transportEnded(err error) bool { return wire.CodeOf(err) == wire.SessionClosed }
+
 // isEnded reports whether the session has ended or is ending.
 func (s *session) isEnded() bool { return s.ctx.Err() != nil }
 
@@ -359,7 +364,7 @@ func (s *session) writeLoop() {
 	defer s.wg.Done()
 	st, err := s.conn.OpenEmit(s.ctx)
 	if err != nil {
-		if !s.isEnded() {
+		if !s.isEnded() && !transportEnded(err) {
 			s.closeWith(wire.CloseProtocolError, "cannot open the emit stream: "+err.Error())
 		}
 		return
@@ -421,7 +426,7 @@ func releaseAll(fs []*frame) {
 }
 
 func (s *session) writeFailed(err error) {
-	if s.isEnded() {
+	if s.isEnded() || transportEnded(err) {
 		return
 	}
 	var se *transport.StreamError
@@ -466,7 +471,7 @@ func (s *session) readLoop() {
 }
 
 func (s *session) readFailed(err error) {
-	if s.isEnded() {
+	if s.isEnded() || transportEnded(err) {
 		return
 	}
 	var se *transport.StreamError
