@@ -2,7 +2,9 @@
 # browser tests) installed; `make test` is what CI runs.
 
 GO ?= go
-RUNTIME_PKGS = ./runtime/...
+# The runtime and the suites that drive it over real transports run under
+# the race detector (engine goroutines must end after close).
+RACE_PKGS = ./runtime/... ./tests/...
 
 .PHONY: test test-go test-runtime vet fmt-check generate check-generated golden bench fuzz
 
@@ -15,13 +17,12 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# Everything outside the runtime, without the race detector.
+# Everything else (language, generators, examples), without it.
 test-go:
-	$(GO) test $$($(GO) list ./... | grep -v /runtime/)
+	$(GO) test $$($(GO) list ./... | grep -v -e /runtime/ -e /tests/)
 
-# The runtime runs under the race detector (engine goroutines must end after close).
 test-runtime:
-	$(GO) test -race $(RUNTIME_PKGS)
+	$(GO) test -race $(RACE_PKGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -72,6 +72,8 @@ func runGen(e *env, fs *flag.FlagSet) int {
 		fmt.Fprintf(e.stderr, "tiogen gen: %v\n", err)
 		return exitFail
 	}
+	fmt.Fprintf(e.stdout, "wrote %s: package %s, %s, %s, %s\n", out, golang.PackageName(c, pkg),
+		plural(len(c.Events), "event"), plural(len(c.Types), "type"), plural(len(c.Enums), "enum"))
 	return exitOK
 }
 

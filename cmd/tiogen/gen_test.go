@@ -15,6 +15,9 @@ func TestGenWritesGoFile(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, out)
 	}
+	if want := "chat.tio.go: package chat, 8 events, 5 types, 1 enum\n"; !strings.HasSuffix(string(out), want) {
+		t.Fatalf("output %q, want it to end with %q", out, want)
+	}
 	first, err := os.ReadFile(filepath.Join(dir, "chat.tio.go"))
 	if err != nil {
 		t.Fatal(err)

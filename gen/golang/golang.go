@@ -35,17 +35,26 @@ type Options struct {
 	Package string
 }
 
+// PackageName is the generated file's package: override when given, else
+// derived from the contract name.
+func PackageName(c *ir.Contract, override string) string {
+	if override != "" {
+		return override
+	}
+	return packageName(c.Name)
+}
+
 // FileName is the name of the generated file for a contract.
 func FileName(c *ir.Contract) string { return c.Name + ".tio.go" }
 
 // Generate returns the Go source for a checked contract.
 func Generate(c *ir.Contract, opts Options) ([]byte, error) {
-	pkg := opts.Package
-	if pkg == "" {
-		pkg = packageName(c.Name)
-	} else if why := ValidPackageName(pkg); why != "" {
-		return nil, fmt.Errorf("package name %q %s", pkg, why)
+	if opts.Package != "" {
+		if why := ValidPackageName(opts.Package); why != "" {
+			return nil, fmt.Errorf("package name %q %s", opts.Package, why)
+		}
 	}
+	pkg := PackageName(c, opts.Package)
 	g := newGenerator(c)
 	f := jen.NewFile(pkg)
 	f.ImportName(tioPath, "tio")
