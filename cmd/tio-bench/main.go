@@ -1,0 +1,205 @@
+// Command tio-bench is the load harness for whole-system figures: each
+// scenario measures the engine (runtime/tio over our transports) and, in the
+// same run, the raw transport carrying the same payload bytes, and reports
+// the ratio ours/raw. It prints one JSON object per figure on stdout and a
+// table on stderr. Every loop is bounded by a count and a duration, and all
+// traffic stays on 127.0.0.1.
+//
+//	go run ./cmd/tio-bench -scenario all
+//	go run ./cmd/tio-bench -scenario wt-emit -sizes 64,1024 -duration 1s -runs 3
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/transport-io/tiogen/runtime/tio"
+)
+
+// config bounds every scenario.
+type config struct {
+	sizes         []int         // emit payload sizes in bytes
+	duration      time.Duration // time bound of one measurement
+	count         int           // message/call/element bound of one measurement
+	runs          int           // repetitions; figures are medians
+	sessions      int           // sessions for the idle and broadcast scenarios
+	batch         int           // frames per Write in the raw programs
+	window        int           // emit pacing bound in frames (below the 256-frame queue, §9)
+	dgramRate     int           // datagrams/s of the paced datagram figures
+	pace          string        // how an emitting sender paces: paceQueue or paceWindow
+	broadcastRate int           // broadcasts/s of the paced broadcast figures
+}
+
+// The two ways an emit sender paces itself (-pace).
+const (
+	paceQueue  = "queue"
+	paceWindow = "window"
+)
+
+func (c config) paceNote() string {
+	if c.pace == paceWindow {
+		return fmt.Sprintf("at most %d frames in flight end to end", c.window)
+	}
+	return fmt.Sprintf("keeping its emit queue under %d frames", c.window)
+}
+
+// scenario measures one group of figures once.
+type scenario struct {
+	name string
+	what string
+	run  func(ctx context.Context, cfg config) ([]sample, error)
+}
+
+var scenarios = []scenario{
+	{"wt-emit", "WebTransport emit throughput vs a raw uni stream", runWTEmit},
+	{"wt-call", "returns calls: round trips/s, p50/p99 vs raw bidi stream per request", runWTCall},
+	{"wt-stream", "yields elements/s through the credit window vs a raw stream", runWTStream},
+	{"wt-datagram", "datagrams sent and received per second vs raw SendDatagram", runWTDatagram},
+	{"wt-idle", "memory and goroutines per idle session vs raw webtransport-go", runWTIdle},
+	{"ws-emit", "WebSocket mapping emit throughput vs plain coder/websocket", runWSEmit},
+	{"ws-broadcast", "room broadcast to many WebSocket sessions: deliveries/s, p99", runWSBroadcast},
+}
+
+func main() {
+	if child, err := runIdleChild(os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tio-bench idle child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "tio-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tio-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	which := fs.String("scenario", "all", "scenario to run: all, or one or more (comma-separated) of "+strings.Join(names, ", "))
+	sizes := fs.String("sizes", "64,1024", "emit payload sizes in bytes, comma-separated")
+	cfg := config{}
+	fs.DurationVar(&cfg.duration, "duration", time.Second, "time bound of one measurement")
+	fs.IntVar(&cfg.count, "count", 2_000_000, "count bound of one measurement (messages, calls, elements, datagrams)")
+	fs.IntVar(&cfg.runs, "runs", 3, "repetitions of each scenario; figures are the medians")
+	fs.IntVar(&cfg.sessions, "sessions", 1000, "sessions for wt-idle and ws-broadcast")
+	fs.IntVar(&cfg.batch, "batch", 64, "frames per Write in the raw programs")
+	fs.IntVar(&cfg.window, "window", 192, "emit pacing bound in frames (below the engine's 256-frame queue)")
+	fs.StringVar(&cfg.pace, "pace", paceQueue, "emit sender pacing: queue (keep the client's emit queue under -window) or window (at most -window frames in flight end to end)")
+	fs.IntVar(&cfg.broadcastRate, "broadcast-rate", 50, "broadcasts per second of the paced broadcast figures")
+	fs.IntVar(&cfg.dgramRate, "dgram-rate", 20000, "datagrams per second of the paced datagram figures")
+	fs.StringVar(&idleProfile, "idle-profile", "", "wt-idle: file prefix for the children's goroutine and heap profiles with every session open (<prefix>-ours.txt, <prefix>-ours-heap.pprof, and -raw)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.sizes, err = parseSizes(*sizes); err != nil {
+		return err
+	}
+	if cfg.duration <= 0 || cfg.count <= 0 || cfg.runs <= 0 || cfg.sessions <= 0 || cfg.batch <= 0 || cfg.window <= 32 || cfg.window > tio.EmitQueueFrames || cfg.dgramRate <= 0 || cfg.broadcastRate <= 0 {
+		return errors.New("-duration, -count, -runs, -sessions, -batch, -dgram-rate and -broadcast-rate must be positive, -window from 33 to 256 (the emit queue, §9)")
+	}
+	if cfg.pace != paceQueue && cfg.pace != paceWindow {
+		return fmt.Errorf("-pace %q: want %s or %s", cfg.pace, paceQueue, paceWindow)
+	}
+	picked, err := pick(*which)
+	if err != nil {
+		return err
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	enc := json.NewEncoder(stdout)
+	var all []figure
+	for _, s := range picked {
+		load := loadAverage()
+		var samples [][]sample
+		for range cfg.runs {
+			ctx, cancel := context.WithTimeout(context.Background(), scenarioBound(cfg))
+			got, err := s.run(ctx, cfg)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			samples = append(samples, got)
+		}
+		for _, f := range summarize(s.name, samples) {
+			f.Load = load
+			if err := enc.Encode(f); err != nil {
+				return err
+			}
+			all = append(all, f)
+		}
+	}
+	printTable(stderr, all)
+	return nil
+}
+
+// scenarioBound is a hard ceiling on one run of a scenario: a hang becomes an
+// error instead of a stuck harness.
+func scenarioBound(cfg config) time.Duration {
+	return 20*cfg.duration + 2*time.Minute
+}
+
+func pick(which string) ([]scenario, error) {
+	if which == "all" {
+		return scenarios, nil
+	}
+	var out []scenario
+	for name := range strings.SplitSeq(which, ",") {
+		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown scenario %q", name)
+		}
+		out = append(out, scenarios[i])
+	}
+	return out, nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 20 || n > 64<<10 {
+			return nil, fmt.Errorf("size %q: want a number of bytes from 20 to 65536", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// loadAverage is the host's 1-minute load average, to read the figures
+// against: the measurement machine is shared.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	return f
+}

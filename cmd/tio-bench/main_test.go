@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets this test binary serve as the wt-idle scenario's child
+// process, as the tio-bench binary does.
+func TestMain(m *testing.M) {
+	if child, err := runIdleChild(os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "idle child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestEveryScenarioRuns runs each scenario once with tiny bounds, so none
+// can rot: a scenario that errors, prints no figure, or measures no
+// throughput fails.
+func TestEveryScenarioRuns(t *testing.T) {
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := []string{"-scenario", s.name, "-runs", "1", "-count", "2000", "-duration", "200ms", "-sessions", "20", "-dgram-rate", "5000"}
+			start := time.Now()
+			if err := run(args, &stdout, &stderr); err != nil {
+				t.Fatalf("%s: %v\n%s", s.name, err, stderr.String())
+			}
+			if d := time.Since(start); d > time.Minute {
+				t.Errorf("%s took %v with tiny bounds", s.name, d)
+			}
+			figs := decodeFigures(t, stdout.Bytes())
+			if len(figs) == 0 {
+				t.Fatalf("%s printed no figure", s.name)
+			}
+			for _, f := range figs {
+				if f.Scenario != s.name {
+					t.Errorf("figure %q of scenario %q under %q", f.Figure, f.Scenario, s.name)
+				}
+				if strings.HasSuffix(f.Unit, "/s") && f.Ours <= 0 {
+					t.Errorf("%s %s: ours is %v %s", s.name, f.Figure, f.Ours, f.Unit)
+				}
+				if strings.HasSuffix(f.Unit, "/s") && f.Raw != nil && *f.Raw <= 0 {
+					t.Errorf("%s %s: raw is %v %s", s.name, f.Figure, *f.Raw, f.Unit)
+				}
+			}
+			if !strings.Contains(stderr.String(), s.name) {
+				t.Errorf("the table does not name %s:\n%s", s.name, stderr.String())
+			}
+		})
+	}
+}
+
+func decodeFigures(t *testing.T, out []byte) []figure {
+	t.Helper()
+	var figs []figure
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var f figure
+		if err := dec.Decode(&f); err != nil {
+			t.Fatalf("stdout is not one JSON object per figure: %v\n%s", err, out)
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+func TestSummarizeTakesMediansAndPairedRatio(t *testing.T) {
+	var runs [][]sample
+	for _, r := range [][2]float64{{90, 100}, {70, 200}, {80, 120}} {
+		runs = append(runs, []sample{{Figure: "emit", Size: 64, Unit: "frames/s", Ours: r[0], Raw: r[1], HasRaw: true, Target: 0.8}})
+	}
+	figs := summarize("wt-emit", runs)
+	if len(figs) != 1 {
+		t.Fatalf("%d figures, want 1", len(figs))
+	}
+	f := figs[0]
+	if f.Ours != 80 || f.Raw == nil || *f.Raw != 120 {
+		t.Fatalf("medians ours %v raw %v, want 80 and 120", f.Ours, f.Raw)
+	}
+	// Per-run ratios 0.9, 0.35 and 0.667: the median is 0.667.
+	if f.Ratio == nil || *f.Ratio != 0.667 || f.Met == nil || *f.Met {
+		t.Fatalf("ratio %v met %v, want 0.667 and missed", f.Ratio, f.Met)
+	}
+}
+
+func TestStampRoundTrip(t *testing.T) {
+	now := time.Unix(0, 1_764_468_000_123_456_789)
+	b := stamped(nil, now, 64)
+	if len(b) != 64 || !json.Valid(b) {
+		t.Fatalf("stamped payload %q: %d bytes, valid JSON %v", b, len(b), json.Valid(b))
+	}
+	got, ok := stampOf(b)
+	if !ok || !got.Equal(now) {
+		t.Fatalf("stampOf = %v %v, want %v", got, ok, now)
+	}
+	if _, ok := stampOf([]byte(`{"seq":1}`)); ok {
+		t.Fatal("stampOf accepted a payload without a stamp")
+	}
+}
+
+func TestJSONPayloadIsExactSizeAndValid(t *testing.T) {
+	for _, n := range []int{20, 64, 1024} {
+		b := jsonPayload(n)
+		if len(b) != n || !json.Valid(b) {
+			t.Errorf("jsonPayload(%d) = %d bytes, valid %v", n, len(b), json.Valid(b))
+		}
+	}
+}
