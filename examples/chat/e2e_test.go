@@ -101,8 +101,9 @@ func (p *process) exits(t *testing.T) {
 
 // TestExampleEndToEnd builds the example server and client, runs the server
 // and two clients over real WebTransport on 127.0.0.1, and checks that each
-// client sees the other's messages, that save answers, and that a later
-// client streams the history.
+// client sees the other's messages, that save answers, that a client on the
+// WebSocket mapping (§3.3) chats with them through the same server, and that
+// a later client streams the history.
 func TestExampleEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the example programs")
@@ -132,6 +133,18 @@ func TestExampleEndToEnd(t *testing.T) {
 	ann.expect(t, "bob: hi ann")
 	ann.send(t, "/save first draft")
 	ann.expect(t, "saved revision 1")
+
+	dan := start(t, filepath.Join(bin, "client"), "-url", url, "-hash", hash, "-name", "dan", "-websocket")
+	dan.expect(t, "(no history on the WebSocket mapping")
+	dan.expect(t, "joined lobby as dan")
+	dan.send(t, "hello over the websocket")
+	ann.expect(t, "dan: hello over the websocket")
+	bob.expect(t, "dan: hello over the websocket")
+	bob.send(t, "welcome dan")
+	dan.expect(t, "bob: welcome dan")
+	dan.stdin.Close()
+	dan.exits(t)
+
 	ann.stdin.Close()
 	bob.stdin.Close()
 	ann.exits(t)
@@ -140,6 +153,8 @@ func TestExampleEndToEnd(t *testing.T) {
 	cat := start(t, filepath.Join(bin, "client"), "-url", url, "-hash", hash, "-name", "cat")
 	cat.expect(t, "(earlier) ann: hello from ann")
 	cat.expect(t, "(earlier) bob: hi ann")
+	cat.expect(t, "(earlier) dan: hello over the websocket")
+	cat.expect(t, "(earlier) bob: welcome dan")
 	cat.expect(t, "joined lobby as cat")
 	cat.stdin.Close()
 	cat.exits(t)

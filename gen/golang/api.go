@@ -217,9 +217,9 @@ func (g *generator) server(f *jen.File) {
 	f.Line()
 	f.Var().Id("_").Id("Handler").Op("=").Id("UnimplementedHandler").Values()
 
-	f.Comment(lineComment("Server is a runtime server for this contract with a Handler bound. Serve\n" +
-		"sessions with its Serve (runtime/endpoint.Listen does that over\n" +
-		"WebTransport); Room adds typed broadcasts."))
+	f.Comment(lineComment(wrap("Server is a runtime server for this contract with a Handler bound. Serve " +
+		"sessions with its Serve (runtime/endpoint.Listen does that over " +
+		"WebTransport and the WebSocket mapping); Room adds typed broadcasts.")))
 	f.Type().Id("Server").Struct(jen.Op("*").Qual(tioPath, "Server"))
 
 	f.Comment(lineComment("NewServer binds h to a new runtime server of Contract."))
@@ -327,9 +327,15 @@ func (g *generator) bind(e ir.Event) jen.Code {
 }
 
 func (g *generator) client(f *jen.File) {
-	f.Comment(lineComment("Client is the client's side of a session of this contract, with typed\n" +
-		"emits, subscriptions, calls and streams. The embedded runtime client\n" +
-		"has the rest: Close, Wait, Err, Rooms, Stats."))
+	f.Comment(lineComment(wrap("Client is the client's side of a session of this contract, with typed "+
+		"emits, subscriptions, calls and streams. The embedded runtime client "+
+		"has the rest: Close, Wait, Err, Rooms, Stats.") + "\n\n" + wrap("On a WebSocket "+
+		"session (endpoint.DialWebSocket, or Dial's fallback) only the emit lane "+
+		"exists: calls and streams fail at once with WT_LANE_UNAVAILABLE and the "+
+		"session stays up (§3.3). A session is never resumed (§11): to stay "+
+		"connected, endpoint.Run dials a new one after a session ends and hands it "+
+		"to a function that sets up the application's state again (subscriptions, "+
+		"the requests that put it in rooms).")))
 	f.Type().Id("Client").Struct(jen.Op("*").Qual(tioPath, "Client"))
 
 	f.Comment(lineComment("NewClient wraps a runtime client made with Contract over any transport\n" +
@@ -338,8 +344,11 @@ func (g *generator) client(f *jen.File) {
 		jen.Return(jen.Op("&").Id("Client").Values(jen.Id("c"))),
 	)
 
-	f.Comment(lineComment("Dial opens a session of this contract at url (https://host:port/path)\n" +
-		"over WebTransport and returns once the handshake is accepted (§4)."))
+	f.Comment(lineComment(wrap("Dial opens a session of this contract at url (https://host:port/path) " +
+		"over WebTransport and returns once the handshake is accepted (§4). With " +
+		"endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when " +
+		"WebTransport cannot be had; endpoint.WithReport says which mapping carries " +
+		"the session and why.")))
 	f.Func().Id("Dial").Params(ctxParam(), jen.Id("url").String(), jen.Id("opts").Op("...").Qual(endpointPath, "DialOption")).Params(jen.Op("*").Id("Client"), jen.Error()).Block(
 		jen.List(jen.Id("c"), jen.Err()).Op(":=").Qual(endpointPath, "Dial").Call(jen.Id("ctx"), jen.Id("url"), jen.Id("Contract"), jen.Id("opts").Op("...")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
@@ -354,14 +363,14 @@ func (g *generator) client(f *jen.File) {
 		switch e.Kind {
 		case ir.KindReturns:
 			name := g.methods["client "+e.Name]
-			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);\na CALL_ERROR comes back as a *tio.Error with the server's code (§6.4).", name, e.Name), e))
+			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);\na CALL_ERROR comes back as a *tio.Error with the server's code (§6.4).\nOn a WebSocket session it fails with WT_LANE_UNAVAILABLE and the session\nstays up (§3.3).", name, e.Name), e))
 			f.Func().Params(recv.Clone()).Id(name).Params(ctxParam(), jen.Id("req").Add(payload)).Params(g.goType(e.Result.Type), jen.Error()).Block(
 				jen.Return(jen.Qual(typedPath, "Call").Call(jen.Id("ctx"), self.Clone(), jen.Id(idName(e)), codec, g.slotCodec(*e.Result), jen.Id("req"))),
 			)
 			continue
 		case ir.KindYields:
 			name := g.methods["client "+e.Name]
-			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' and yields its elements (§3.2), then an error if the\ncall fails. Credit is granted as the loop consumes (§6.6); breaking out\nof the loop or cancelling ctx cancels the call with WT_ABORTED (§8).", name, e.Name), e))
+			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' and yields its elements (§3.2), then an error if the\ncall fails. Credit is granted as the loop consumes (§6.6); breaking out\nof the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a\nWebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up\n(§3.3).", name, e.Name), e))
 			f.Func().Params(recv.Clone()).Id(name).Params(ctxParam(), jen.Id("req").Add(payload)).Qual("iter", "Seq2").Types(g.goType(e.Result.Type), jen.Error()).Block(
 				jen.Return(jen.Qual(typedPath, "Stream").Call(jen.Id("ctx"), self.Clone(), jen.Id(idName(e)), codec, g.slotCodec(*e.Result), jen.Id("req"))),
 			)
@@ -371,7 +380,7 @@ func (g *generator) client(f *jen.File) {
 			name := g.methods["emit "+e.Name]
 			send, how := "Emit", "on the emit lane (§6.1)"
 			if e.Lane == ir.Unreliable {
-				send, how = "SendDatagram", "as a datagram (§7); over the path's size limit it fails with\nWT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4)"
+				send, how = "SendDatagram", "as a datagram (§7), on a WebSocket session as a DATAGRAM frame on the\nemit lane (§3.3); over the path's size limit it fails with\nWT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4)"
 			}
 			f.Add(eventDoc(fmt.Sprintf("%s sends '%s' %s.", name, e.Name, how), e))
 			f.Func().Params(recv.Clone()).Id(name).Params(jen.Id("v").Add(payload)).Error().Block(

@@ -1,46 +1,32 @@
 package endpoint
 
 import (
-	"context"
 	"errors"
+	"strings"
 	"testing"
-	"time"
 
-	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
+	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
-
-var contract = tio.MustContract("echo", tio.Event{Name: "echo", Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecBytes, Result: wire.CodecBytes})
 
 // TestListenAndDial serves a server with Listen and reaches it with Dial
 // over real WebTransport on 127.0.0.1, pinning the development certificate.
 func TestListenAndDial(t *testing.T) {
-	cert, err := devcert.Mint(time.Now(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := tio.NewServer(contract, tio.ServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	echo, _ := contract.EventByName("echo")
-	srv.HandleCall(echo.ID, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
-	l, err := Listen(srv, webtransport.Options{Addr: "127.0.0.1:0", Path: "/echo", Dev: cert})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	srv := newTestServer(t)
+	l := listen(t, srv.Server, Options{})
+	ctx := testCtx(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert.SHA256))
+	var rep fallback.Report
+	c, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256), WithReport(&rep))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Call(ctx, echo.ID, []byte("hi"))
+	if rep != (fallback.Report{Mapping: transport.WebTransport}) {
+		t.Fatalf("report %+v, want WebTransport without fallback", rep)
+	}
+	resp, err := c.Call(ctx, evEcho, []byte("hi"))
 	if err != nil || string(resp) != "hi" {
 		t.Fatalf("echo: %q %v", resp, err)
 	}
@@ -53,5 +39,21 @@ func TestListenAndDial(t *testing.T) {
 	var te *tio.Error
 	if !errors.As(err, &te) || te.Code != wire.HandshakeFailed {
 		t.Fatalf("unpinned dial: %v", err)
+	}
+}
+
+func TestWebSocketURLKeepsHostPathAndQuery(t *testing.T) {
+	got, err := WebSocketURL("https://127.0.0.1:4433/chat?token=abc")
+	if err != nil || got != "wss://127.0.0.1:4433/chat?token=abc" {
+		t.Fatalf("WebSocketURL: %q %v", got, err)
+	}
+	for _, bad := range []string{"http://127.0.0.1/chat?token=secret", "wss://127.0.0.1/chat", "::"} {
+		_, err := WebSocketURL(bad)
+		if wire.CodeOf(err) != wire.HandshakeFailed {
+			t.Fatalf("WebSocketURL(%q): %v, want WT_HANDSHAKE_FAILED", bad, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Fatalf("the error prints the URL's query: %v", err)
+		}
 	}
 }

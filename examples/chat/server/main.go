@@ -1,6 +1,6 @@
 // Command server is the chat example's server: it serves contract chat
-// (examples/chat/chat.tio) over WebTransport on 127.0.0.1 with a development
-// certificate and prints how to connect.
+// (examples/chat/chat.tio) over WebTransport and the WebSocket mapping on
+// 127.0.0.1 with a development certificate and prints how to connect.
 //
 //	go run ./examples/chat/server
 package main
@@ -31,17 +31,20 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	opts := endpoint.Options{Options: webtransport.Options{Addr: *addr, Path: "/chat", Dev: cert}}
 	rooms := newRooms()
-	srv, err := chat.NewServer(rooms, tio.ServerOptions{})
+	// The engine enforces the listener's per-session limits.
+	srv, err := chat.NewServer(rooms, opts.ServerOptions(tio.ServerOptions{}))
 	if err != nil {
 		log.Fatal(err)
 	}
 	rooms.srv = srv
-	l, err := endpoint.Listen(srv.Server, webtransport.Options{Addr: *addr, Path: "/chat", Dev: cert})
+	l, err := endpoint.Listen(srv.Server, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("chat server on %s\n", l.URL())
+	fmt.Printf("websocket mapping on %s\n", l.WebSocketURL())
 	fmt.Printf("certificate sha-256 %s (development certificate, valid until %s)\n", cert.Hex(), cert.NotAfter().UTC().Format(time.RFC3339))
 	fmt.Printf("connect: go run ./examples/chat/client -url %s -hash %s -name ann\n", l.URL(), cert.Hex())
 
@@ -58,7 +61,9 @@ func main() {
 const historyLimit = 100
 
 // rooms implements chat.Handler: a peer joins a room by asking for its
-// history, then chats in it; saves count revisions per document.
+// history, then chats in it; saves count revisions per document. On the
+// WebSocket mapping, which has no calls (§3.3), a peer joins a room by
+// chatting in it.
 type rooms struct {
 	chat.UnimplementedHandler
 	srv *chat.Server
@@ -92,8 +97,8 @@ func (r *rooms) History(ctx context.Context, peer chat.Peer, req chat.HistoryReq
 }
 
 func (r *rooms) Chat(peer chat.Peer, m chat.Message) error {
-	if !peer.InRoom(m.Room) {
-		return tio.Errorf(tio.RoomNotJoined, "peer %s chatted in room '%s' without joining it; call history first", peer.ID(), m.Room)
+	if err := peer.Join(m.Room); err != nil { // joining a room it is in does nothing
+		return err
 	}
 	now := time.Now().UnixMilli()
 	m.SentAt = &now

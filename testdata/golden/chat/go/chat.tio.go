@@ -423,8 +423,8 @@ func (UnimplementedHandler) Upload(context.Context, Peer, []byte) (SaveResult, e
 var _ Handler = UnimplementedHandler{}
 
 // Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over
-// WebTransport); Room adds typed broadcasts.
+// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
+// and the WebSocket mapping); Room adds typed broadcasts.
 type Server struct {
 	*tio.Server
 }
@@ -520,9 +520,16 @@ func (r Room) EmitPing(v string, except ...Peer) error {
 	return typed.RoomEmit(r.Room, idPing, codec_string, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed
-// emits, subscriptions, calls and streams. The embedded runtime client
-// has the rest: Close, Wait, Err, Rooms, Stats.
+// Client is the client's side of a session of this contract, with typed emits,
+// subscriptions, calls and streams. The embedded runtime client has the rest:
+// Close, Wait, Err, Rooms, Stats.
+//
+// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
+// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
+// and the session stays up (§3.3). A session is never resumed (§11): to stay
+// connected, endpoint.Run dials a new one after a session ends and hands it to
+// a function that sets up the application's state again (subscriptions, the
+// requests that put it in rooms).
 type Client struct {
 	*tio.Client
 }
@@ -533,8 +540,11 @@ func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path)
-// over WebTransport and returns once the handshake is accepted (§4).
+// Dial opens a session of this contract at url (https://host:port/path) over
+// WebTransport and returns once the handshake is accepted (§4). With
+// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
+// WebTransport cannot be had; endpoint.WithReport says which mapping carries
+// the session and why.
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -555,8 +565,9 @@ func (c *Client) EmitChat(v Message) error {
 	return typed.Emit(c.Client, idChat, codecMessage, v)
 }
 
-// EmitCursor sends 'cursor' as a datagram (§7); over the path's size limit it
-// fails with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitCursor sends 'cursor' as a datagram (§7), on a WebSocket session as a
+// DATAGRAM frame on the emit lane (§3.3); over the path's size limit it fails
+// with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
 func (c *Client) EmitCursor(v Cursor) error {
 	return typed.SendDatagram(c.Client, idCursor, codecCursor, v)
 }
@@ -570,7 +581,9 @@ func (c *Client) OnCursor(fn func(Cursor)) (unsubscribe func()) {
 
 // History calls 'history' and yields its elements (§3.2), then an error if
 // the call fails. Credit is granted as the loop consumes (§6.6); breaking out
-// of the loop or cancelling ctx cancels the call with WT_ABORTED (§8).
+// of the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
+// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) History(ctx context.Context, req HistoryRequest) iter.Seq2[Message, error] {
 	return typed.Stream(ctx, c.Client, idHistory, codecHistoryRequest, codecMessage, req)
 }
@@ -595,14 +608,17 @@ func (c *Client) OnPing(fn func(string)) (unsubscribe func()) {
 }
 
 // Save calls 'save' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4).
+// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
+// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) Save(ctx context.Context, req SaveRequest) (SaveResult, error) {
 	return typed.Call(ctx, c.Client, idSave, codecSaveRequest, codecSaveResult, req)
 }
 
 // Upload calls 'upload' (§3.2). Cancelling ctx resets the call WT_ABORTED
 // (§8); a CALL_ERROR comes back as a *tio.Error with the server's code
-// (§6.4).
+// (§6.4). On a WebSocket session it fails with WT_LANE_UNAVAILABLE and the
+// session stays up (§3.3).
 func (c *Client) Upload(ctx context.Context, req []byte) (SaveResult, error) {
 	return typed.Call(ctx, c.Client, idUpload, typed.Raw{}, codecSaveResult, req)
 }

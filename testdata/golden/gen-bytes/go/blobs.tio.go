@@ -82,8 +82,8 @@ func (UnimplementedHandler) Upload(Peer, []byte) error {
 var _ Handler = UnimplementedHandler{}
 
 // Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over
-// WebTransport); Room adds typed broadcasts.
+// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
+// and the WebSocket mapping); Room adds typed broadcasts.
 type Server struct {
 	*tio.Server
 }
@@ -149,9 +149,16 @@ func (r Room) EmitFrame(v []byte, except ...Peer) error {
 	return typed.RoomSendDatagram(r.Room, idFrame, typed.Raw{}, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed
-// emits, subscriptions, calls and streams. The embedded runtime client
-// has the rest: Close, Wait, Err, Rooms, Stats.
+// Client is the client's side of a session of this contract, with typed emits,
+// subscriptions, calls and streams. The embedded runtime client has the rest:
+// Close, Wait, Err, Rooms, Stats.
+//
+// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
+// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
+// and the session stays up (§3.3). A session is never resumed (§11): to stay
+// connected, endpoint.Run dials a new one after a session ends and hands it to
+// a function that sets up the application's state again (subscriptions, the
+// requests that put it in rooms).
 type Client struct {
 	*tio.Client
 }
@@ -162,8 +169,11 @@ func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path)
-// over WebTransport and returns once the handshake is accepted (§4).
+// Dial opens a session of this contract at url (https://host:port/path) over
+// WebTransport and returns once the handshake is accepted (§4). With
+// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
+// WebTransport cannot be had; endpoint.WithReport says which mapping carries
+// the session and why.
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -174,7 +184,9 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 
 // Chunks calls 'chunks' and yields its elements (§3.2), then an error if the
 // call fails. Credit is granted as the loop consumes (§6.6); breaking out of
-// the loop or cancelling ctx cancels the call with WT_ABORTED (§8).
+// the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
+// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) Chunks(ctx context.Context, req []byte) iter.Seq2[[]byte, error] {
 	return typed.Stream(ctx, c.Client, idChunks, typed.Raw{}, typed.Raw{}, req)
 }
@@ -187,13 +199,16 @@ func (c *Client) OnDownload(fn func([]byte)) (unsubscribe func()) {
 }
 
 // Echo calls 'echo' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4).
+// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
+// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) Echo(ctx context.Context, req []byte) ([]byte, error) {
 	return typed.Call(ctx, c.Client, idEcho, typed.Raw{}, typed.Raw{}, req)
 }
 
-// EmitFrame sends 'frame' as a datagram (§7); over the path's size limit it
-// fails with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitFrame sends 'frame' as a datagram (§7), on a WebSocket session as a
+// DATAGRAM frame on the emit lane (§3.3); over the path's size limit it fails
+// with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
 func (c *Client) EmitFrame(v []byte) error {
 	return typed.SendDatagram(c.Client, idFrame, typed.Raw{}, v)
 }

@@ -290,8 +290,8 @@ func (UnimplementedHandler) Stats(context.Context, Peer, string, func(Mood) erro
 var _ Handler = UnimplementedHandler{}
 
 // Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over
-// WebTransport); Room adds typed broadcasts.
+// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
+// and the WebSocket mapping); Room adds typed broadcasts.
 type Server struct {
 	*tio.Server
 }
@@ -368,9 +368,16 @@ func (r Room) EmitRoom(v string, except ...Peer) error {
 	return typed.RoomEmit(r.Room, idRoom, codec_string, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed
-// emits, subscriptions, calls and streams. The embedded runtime client
-// has the rest: Close, Wait, Err, Rooms, Stats.
+// Client is the client's side of a session of this contract, with typed emits,
+// subscriptions, calls and streams. The embedded runtime client has the rest:
+// Close, Wait, Err, Rooms, Stats.
+//
+// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
+// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
+// and the session stays up (§3.3). A session is never resumed (§11): to stay
+// connected, endpoint.Run dials a new one after a session ends and hands it to
+// a function that sets up the application's state again (subscriptions, the
+// requests that put it in rooms).
 type Client struct {
 	*tio.Client
 }
@@ -381,8 +388,11 @@ func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path)
-// over WebTransport and returns once the handshake is accepted (§4).
+// Dial opens a session of this contract at url (https://host:port/path) over
+// WebTransport and returns once the handshake is accepted (§4). With
+// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
+// WebTransport cannot be had; endpoint.WithReport says which mapping carries
+// the session and why.
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -398,14 +408,16 @@ func (c *Client) EmitChat(v Client_) error {
 
 // Client_ calls 'client' (§3.2). Cancelling ctx resets the call WT_ABORTED
 // (§8); a CALL_ERROR comes back as a *tio.Error with the server's code
-// (§6.4).
+// (§6.4). On a WebSocket session it fails with WT_LANE_UNAVAILABLE and the
+// session stays up (§3.3).
 func (c *Client) Client_(ctx context.Context, req string) (string, error) {
 	return typed.Call(ctx, c.Client, idClient, codec_string, codec_string, req)
 }
 
 // Close_ calls 'close' (§3.2). Cancelling ctx resets the call WT_ABORTED
 // (§8); a CALL_ERROR comes back as a *tio.Error with the server's code
-// (§6.4).
+// (§6.4). On a WebSocket session it fails with WT_LANE_UNAVAILABLE and the
+// session stays up (§3.3).
 func (c *Client) Close_(ctx context.Context, req Mood) (MoodHappy, error) {
 	return typed.Call(ctx, c.Client, idClose, codecMood, codecMoodHappy, req)
 }
@@ -433,7 +445,9 @@ func (c *Client) OnRoom(fn func(string)) (unsubscribe func()) {
 
 // Stats_ calls 'stats' and yields its elements (§3.2), then an error if the
 // call fails. Credit is granted as the loop consumes (§6.6); breaking out of
-// the loop or cancelling ctx cancels the call with WT_ABORTED (§8).
+// the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
+// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) Stats_(ctx context.Context, req string) iter.Seq2[Mood, error] {
 	return typed.Stream(ctx, c.Client, idStats, codec_string, codecMood, req)
 }

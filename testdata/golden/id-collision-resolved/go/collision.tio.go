@@ -66,8 +66,8 @@ func (UnimplementedHandler) E52101(Peer, string) error {
 var _ Handler = UnimplementedHandler{}
 
 // Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over
-// WebTransport); Room adds typed broadcasts.
+// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
+// and the WebSocket mapping); Room adds typed broadcasts.
 type Server struct {
 	*tio.Server
 }
@@ -128,9 +128,16 @@ func (r Room) EmitE52101(v string, except ...Peer) error {
 	return typed.RoomEmit(r.Room, idE52101, codec_string, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed
-// emits, subscriptions, calls and streams. The embedded runtime client
-// has the rest: Close, Wait, Err, Rooms, Stats.
+// Client is the client's side of a session of this contract, with typed emits,
+// subscriptions, calls and streams. The embedded runtime client has the rest:
+// Close, Wait, Err, Rooms, Stats.
+//
+// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
+// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
+// and the session stays up (§3.3). A session is never resumed (§11): to stay
+// connected, endpoint.Run dials a new one after a session ends and hands it to
+// a function that sets up the application's state again (subscriptions, the
+// requests that put it in rooms).
 type Client struct {
 	*tio.Client
 }
@@ -141,8 +148,11 @@ func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path)
-// over WebTransport and returns once the handshake is accepted (§4).
+// Dial opens a session of this contract at url (https://host:port/path) over
+// WebTransport and returns once the handshake is accepted (§4). With
+// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
+// WebTransport cannot be had; endpoint.WithReport says which mapping carries
+// the session and why.
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {

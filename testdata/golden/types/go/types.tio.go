@@ -272,8 +272,8 @@ func (UnimplementedHandler) Numbers(context.Context, Peer, map[string]uint64, fu
 var _ Handler = UnimplementedHandler{}
 
 // Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over
-// WebTransport); Room adds typed broadcasts.
+// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
+// and the WebSocket mapping); Room adds typed broadcasts.
 type Server struct {
 	*tio.Server
 }
@@ -327,9 +327,16 @@ func (r Room) EmitState(v Dir, except ...Peer) error {
 	return typed.RoomSendDatagram(r.Room, idState, codecDir, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed
-// emits, subscriptions, calls and streams. The embedded runtime client
-// has the rest: Close, Wait, Err, Rooms, Stats.
+// Client is the client's side of a session of this contract, with typed emits,
+// subscriptions, calls and streams. The embedded runtime client has the rest:
+// Close, Wait, Err, Rooms, Stats.
+//
+// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
+// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
+// and the session stays up (§3.3). A session is never resumed (§11): to stay
+// connected, endpoint.Run dials a new one after a session ends and hands it to
+// a function that sets up the application's state again (subscriptions, the
+// requests that put it in rooms).
 type Client struct {
 	*tio.Client
 }
@@ -340,8 +347,11 @@ func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path)
-// over WebTransport and returns once the handshake is accepted (§4).
+// Dial opens a session of this contract at url (https://host:port/path) over
+// WebTransport and returns once the handshake is accepted (§4). With
+// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
+// WebTransport cannot be had; endpoint.WithReport says which mapping carries
+// the session and why.
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -351,14 +361,18 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 }
 
 // All calls 'all' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8); a
-// CALL_ERROR comes back as a *tio.Error with the server's code (§6.4).
+// CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
+// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) All(ctx context.Context, req All) ([]All, error) {
 	return typed.Call(ctx, c.Client, idAll, codecAll, codec_list_All, req)
 }
 
 // Blob calls 'blob' and yields its elements (§3.2), then an error if the call
 // fails. Credit is granted as the loop consumes (§6.6); breaking out of the
-// loop or cancelling ctx cancels the call with WT_ABORTED (§8).
+// loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
+// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) Blob(ctx context.Context, req []byte) iter.Seq2[[]byte, error] {
 	return typed.Stream(ctx, c.Client, idBlob, typed.Raw{}, typed.Raw{}, req)
 }
@@ -370,7 +384,9 @@ func (c *Client) EmitNames(v []string) error {
 
 // Numbers calls 'numbers' and yields its elements (§3.2), then an error if
 // the call fails. Credit is granted as the loop consumes (§6.6); breaking out
-// of the loop or cancelling ctx cancels the call with WT_ABORTED (§8).
+// of the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
+// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
+// (§3.3).
 func (c *Client) Numbers(ctx context.Context, req map[string]uint64) iter.Seq2[int64, error] {
 	return typed.Stream(ctx, c.Client, idNumbers, codec_map_uint64, codec_int64, req)
 }

@@ -1,0 +1,90 @@
+package endpoint
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/transport-io/tiogen/runtime/tio"
+	"github.com/transport-io/tiogen/runtime/transport/websocket"
+	"github.com/transport-io/tiogen/runtime/transport/webtransport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+func TestServerOptionsCarryTheListenersLimits(t *testing.T) {
+	base := tio.ServerOptions{Options: tio.Options{MaxCalls: 7, HandshakeTimeout: time.Hour, Features: []string{"x"}}}
+	got := Options{}.ServerOptions(base)
+	if got.MaxCalls != webtransport.DefaultMaxCalls || got.HandshakeTimeout != webtransport.DefaultHandshakeTimeout || len(got.Features) != 1 {
+		t.Fatalf("defaults: %+v", got.Options)
+	}
+	got = Options{Options: webtransport.Options{MaxCalls: 3, HandshakeTimeout: time.Second}}.ServerOptions(base)
+	if got.MaxCalls != 3 || got.HandshakeTimeout != time.Second {
+		t.Fatalf("set: %+v", got.Options)
+	}
+}
+
+// §10.1, §4.1: the limits configured once on Options reach the engine: the
+// call over the cap is reset WT_TOO_MANY_STREAMS, and a WebSocket peer that
+// never sends its handshake is closed WT_HANDSHAKE_TIMEOUT after the
+// listener's (shortened) deadline.
+func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
+	opts := Options{Options: webtransport.Options{MaxCalls: 2, HandshakeTimeout: 300 * time.Millisecond}}
+	hanging := make(chan struct{}, 4)
+	srv, err := tio.NewServer(contract, opts.ServerOptions(tio.ServerOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.HandleCall(evHang, func(ctx context.Context, _ *tio.Peer, _ []byte) ([]byte, error) {
+		hanging <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	l := listen(t, srv, opts)
+	if lim := l.Limits(); lim.MaxCalls != 2 || lim.HandshakeTimeout != 300*time.Millisecond {
+		t.Fatalf("listener limits %+v", lim)
+	}
+	ctx := testCtx(t)
+
+	c, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Wait()
+	defer c.Close(tio.NoError, "done")
+	callCtx, cancel := context.WithCancel(ctx)
+	results := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Call(callCtx, evHang, []byte("wait"))
+			results <- err
+		}()
+		<-hanging
+	}
+	if _, err := c.Call(ctx, evHang, []byte("one too many")); wire.CodeOf(err) != wire.TooManyStreams {
+		t.Fatalf("third concurrent call: %v, want WT_TOO_MANY_STREAMS", err)
+	}
+	cancel()
+	for range 2 {
+		if err := <-results; wire.CodeOf(err) != wire.Aborted {
+			t.Fatalf("cancelled call: %v, want WT_ABORTED", err)
+		}
+	}
+
+	conn, err := websocket.Dial(ctx, l.WebSocketURL(), websocket.DialOptions{TLSConfig: pinnedTLS([][32]byte{cert(t).SHA256}, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	select {
+	case <-conn.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the silent WebSocket peer was never closed")
+	}
+	if info := conn.CloseInfo(); info.Code != wire.CloseHandshakeTimeout {
+		t.Fatalf("silent peer closed %+v, want WT_HANDSHAKE_TIMEOUT", info)
+	}
+	if waited := time.Since(start); waited > 4*time.Second {
+		t.Fatalf("closed after %v: the engine kept the default deadline", waited)
+	}
+}
