@@ -101,7 +101,7 @@ func (c *dialConfig) webSocketOptions() websocket.DialOptions {
 	if o.TLSConfig == nil {
 		switch {
 		case len(c.transport.CertHashes) > 0:
-			o.TLSConfig = pinnedTLS(c.transport.CertHashes, c.transport.Clock)
+			o.TLSConfig = webtransport.PinnedTLSConfig(c.transport.CertHashes, c.transport.Clock)
 		case c.transport.RootCAs != nil:
 			o.TLSConfig = &tls.Config{RootCAs: c.transport.RootCAs}
 		}

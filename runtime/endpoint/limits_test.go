@@ -11,26 +11,16 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-func TestServerOptionsCarryTheListenersLimits(t *testing.T) {
-	base := tio.ServerOptions{Options: tio.Options{MaxCalls: 7, HandshakeTimeout: time.Hour, Features: []string{"x"}}}
-	got := Options{}.ServerOptions(base)
-	if got.MaxCalls != webtransport.DefaultMaxCalls || got.HandshakeTimeout != webtransport.DefaultHandshakeTimeout || len(got.Features) != 1 {
-		t.Fatalf("defaults: %+v", got.Options)
-	}
-	got = Options{Options: webtransport.Options{MaxCalls: 3, HandshakeTimeout: time.Second}}.ServerOptions(base)
-	if got.MaxCalls != 3 || got.HandshakeTimeout != time.Second {
-		t.Fatalf("set: %+v", got.Options)
-	}
-}
-
-// §10.1, §4.1: the limits configured once on Options reach the engine: the
+// §10.1, §4.1: the limits configured once, on the server, reach the
+// listener and the engine: the
 // call over the cap is reset WT_TOO_MANY_STREAMS, and a WebSocket peer that
 // never sends its handshake is closed WT_HANDSHAKE_TIMEOUT after the
 // listener's (shortened) deadline.
 func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
-	opts := Options{Options: webtransport.Options{MaxCalls: 2, HandshakeTimeout: 300 * time.Millisecond}}
+	// The listener's own settings are replaced by the server's.
+	opts := Options{Options: webtransport.Options{MaxCalls: 100, HandshakeTimeout: time.Hour}}
 	hanging := make(chan struct{}, 4)
-	srv, err := tio.NewServer(contract, opts.ServerOptions(tio.ServerOptions{}))
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Options: tio.Options{MaxCalls: 2, HandshakeTimeout: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +61,7 @@ func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
 		}
 	}
 
-	conn, err := websocket.Dial(ctx, l.WebSocketURL(), websocket.DialOptions{TLSConfig: pinnedTLS([][32]byte{cert(t).SHA256}, nil)})
+	conn, err := websocket.Dial(ctx, l.WebSocketURL(), websocket.DialOptions{TLSConfig: webtransport.PinnedTLSConfig([][32]byte{cert(t).SHA256}, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,28 +33,6 @@ type Options struct {
 	WebSocketOrigins []string
 }
 
-// ServerOptions returns base with the per-session limits of these options
-// set, defaults applied: HandshakeTimeout (§4.1) and MaxCalls (§10.1). The
-// engine enforces both and the listener sizes QUIC's stream limit from
-// MaxCalls, so they are configured once, here, and the server Listen serves
-// is built with them:
-//
-//	srv, err := tio.NewServer(contract, opts.ServerOptions(tio.ServerOptions{OnSession: join}))
-//	l, err := endpoint.Listen(srv, opts)
-//
-// Values base sets for these two are replaced.
-func (o Options) ServerOptions(base tio.ServerOptions) tio.ServerOptions {
-	base.HandshakeTimeout = o.HandshakeTimeout
-	if base.HandshakeTimeout <= 0 {
-		base.HandshakeTimeout = webtransport.DefaultHandshakeTimeout
-	}
-	base.MaxCalls = o.MaxCalls
-	if base.MaxCalls <= 0 {
-		base.MaxCalls = webtransport.DefaultMaxCalls
-	}
-	return base
-}
-
 // Listener serves one tio.Server on both mappings.
 type Listener struct {
 	wt *webtransport.Server
@@ -66,8 +44,10 @@ type Listener struct {
 // opts.Path. Sessions of both mappings go to srv.Serve with the data
 // Authorize returned (Peer.Data); a peer Authorize refuses is closed
 // WT_UNAUTHORIZED with the reason before it sees frame 0 (§4), on either
-// mapping. Build srv with opts.ServerOptions so the engine enforces the
-// listener's limits. Shut the listener down, then close srv.
+// mapping. The per-session limits (MaxCalls, HandshakeTimeout) are srv's
+// (tio.Options), and the listener takes them from there, replacing any set
+// in opts, so they are configured once. Shut the listener down, then close
+// srv.
 func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 	serve := func(conn transport.Conn, _ *transport.Request, data any) {
 		_ = srv.Serve(conn, data)
@@ -83,6 +63,8 @@ func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 		Logger:           opts.Logger,
 	}
 	wtOpts := opts.Options
+	limits := srv.Options()
+	wtOpts.MaxCalls, wtOpts.HandshakeTimeout = limits.MaxCalls, limits.HandshakeTimeout
 	wtOpts.Handler = serve
 	wtOpts.TCPHandler = pathSplit(opts.Path, ws, opts.TCPHandler)
 	wt, err := webtransport.Listen(wtOpts)

@@ -23,10 +23,10 @@ type Session interface {
 // Reconnect says whether and when Run dials again after a session ended or
 // a dial failed. The zero value is off: Run returns instead.
 type Reconnect struct {
-	// Min and Max bound the backoff: each wait doubles from Min up to Max
-	// and is drawn uniformly from the upper half of that step (at least
-	// Min/2, never above Max), so clients dropped together do not return
-	// together (webtransport.Backoff). The schedule starts over once a
+	// Min and Max bound the backoff: each step doubles from Min up to Max
+	// and the wait is drawn uniformly from the upper half of that step,
+	// never below Min nor above Max, so clients dropped together do not
+	// return together (webtransport.Backoff). The schedule starts over once a
 	// session was established. Min 0, or Max below Min, turns reconnecting
 	// off.
 	Min, Max time.Duration

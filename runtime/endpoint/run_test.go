@@ -146,8 +146,8 @@ func TestRunBackoffIsBoundedAndResetsAfterASession(t *testing.T) {
 			t.Fatalf("rand %v: %d waits %v, want %d", r, len(waits), waits, len(steps))
 		}
 		for i, w := range waits {
-			if w < steps[i]/2 || w > steps[i] || w > hi || w < lo/2 {
-				t.Fatalf("rand %v: wait %d is %v, want within [%v, %v]", r, i, w, steps[i]/2, steps[i])
+			if low := max(steps[i]/2, lo); w < low || w > steps[i] || w > hi {
+				t.Fatalf("rand %v: wait %d is %v, want within [%v, %v]", r, i, w, low, steps[i])
 			}
 		}
 		if told[5] != errLost || told[0] != errHandshake {

@@ -115,6 +115,11 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 // Contract is the server's contract.
 func (srv *Server) Contract() *Contract { return srv.contract }
 
+// Options are the session options every session of this server runs with,
+// defaults applied: a listener reads its per-session limits (MaxCalls,
+// HandshakeTimeout) from here, so they are configured once.
+func (srv *Server) Options() Options { return srv.opts.Options }
+
 func (srv *Server) mustEvent(id uint32, kind Kind) *Event {
 	ev, ok := srv.contract.byID[id]
 	if !ok {

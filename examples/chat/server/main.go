@@ -33,8 +33,9 @@ func main() {
 	}
 	opts := endpoint.Options{Options: webtransport.Options{Addr: *addr, Path: "/chat", Dev: cert}}
 	rooms := newRooms()
-	// The engine enforces the listener's per-session limits.
-	srv, err := chat.NewServer(rooms, opts.ServerOptions(tio.ServerOptions{}))
+	// Per-session limits (calls, handshake deadline) are the server's: the
+	// spec's values unless set in tio.ServerOptions; the listener follows.
+	srv, err := chat.NewServer(rooms, tio.ServerOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

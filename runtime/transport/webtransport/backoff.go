@@ -9,8 +9,9 @@ import (
 )
 
 // Backoff schedules reconnect attempts for a client session layer: each
-// delay doubles from Min up to Max and is drawn uniformly from its upper
-// half, so clients dropped together do not return together. The zero value
+// step doubles from Min up to Max, and the delay is drawn uniformly from the
+// step's upper half, never below Min, so clients dropped together do not
+// return together and every delay lies between Min and Max. The zero value
 // is off: reconnecting happens only when asked for. Each reconnect is a new
 // session (§11): call Dial again.
 type Backoff struct {
@@ -36,7 +37,8 @@ func (b *Backoff) Next() (time.Duration, bool) {
 	if r == nil {
 		r = rand.Float64
 	}
-	return d/2 + time.Duration(r()*float64(d-d/2)), true
+	lo := max(d/2, b.Min)
+	return lo + time.Duration(r()*float64(d-lo)), true
 }
 
 // Reset starts the schedule over, after a session that was established.

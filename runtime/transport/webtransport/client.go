@@ -186,6 +186,19 @@ func probeWellKnown(ctx context.Context, host string, tlsConf *tls.Config, timeo
 	return rsp.StatusCode/100 == 2
 }
 
+// PinnedTLSConfig is a TLS client configuration that accepts exactly a
+// certificate pinned by SHA-256, as Dial's CertHashes does: for reaching the
+// same server over another mapping (the WebSocket fallback's wss://). The
+// pin replaces chain and name checks, as a browser's serverCertificateHashes
+// does.
+func PinnedTLSConfig(pins [][32]byte, clk clock.Clock) *tls.Config {
+	var expired atomic.Bool
+	return &tls.Config{
+		InsecureSkipVerify:    true, // replaced by the pin check
+		VerifyPeerCertificate: verifyPinned(pins, clock.Or(clk), &expired),
+	}
+}
+
 // verifyPinned accepts a leaf certificate whose SHA-256 is pinned and which
 // a browser would accept pinned: valid now, for at most 14 days. It records
 // an expired pinned certificate, which Dial reports as WT_CERT_EXPIRED.
