@@ -35,6 +35,9 @@ type emitQueue struct {
 	closed bool
 	// wake holds one token when the writer has something to look at.
 	wake chan struct{}
+	// drained, when set, is closed by the next take or shutdown: senders
+	// in WaitEmit wait on it.
+	drained chan struct{}
 }
 
 func newEmitQueue(capacity int) *emitQueue {
@@ -86,8 +89,30 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
+	q.wakeWaitersLocked()
 	q.mu.Unlock()
 	return dst
+}
+
+// waitAbove returns a channel closed once the queue is next emptied by the
+// writer, or nil when the queue holds at most mark frames or is shut down.
+func (q *emitQueue) waitAbove(mark int) <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.n <= mark || q.closed {
+		return nil
+	}
+	if q.drained == nil {
+		q.drained = make(chan struct{})
+	}
+	return q.drained
+}
+
+func (q *emitQueue) wakeWaitersLocked() {
+	if q.drained != nil {
+		close(q.drained)
+		q.drained = nil
+	}
 }
 
 // depth is the number of frames waiting.
@@ -106,5 +131,6 @@ func (q *emitQueue) shutdown() {
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
+	q.wakeWaitersLocked()
 	q.mu.Unlock()
 }

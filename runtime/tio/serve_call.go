@@ -61,6 +61,8 @@ type inboundCall struct {
 	credit   atomic.Int64
 	creditIn chan struct{}
 	sendMu   sync.Mutex
+	// out coalesces a streaming call's elements into few Writes.
+	out *responseWriter
 }
 
 func (s *session) serveCall(st transport.Stream) {
@@ -109,6 +111,9 @@ func (s *session) serveCall(st transport.Stream) {
 	c := &inboundCall{s: s, st: st, ev: ev, release: release, creditIn: make(chan struct{}, 1)}
 	c.credit.Store(InitialCredit)
 	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
+	if ev.Kind == Yields {
+		c.out = newResponseWriter(st, c.ctx, c.cancel)
+	}
 	watched := make(chan struct{})
 	go c.watch(r, watched)
 	c.run(req)
@@ -205,6 +210,9 @@ func (c *inboundCall) run(req []byte) {
 		}
 	}()
 	c.release()
+	if c.out != nil {
+		c.out.finish() // the elements go before the outcome
+	}
 	if c.ctx.Err() != nil {
 		// Cancelled by the initiator or ended with the session: nobody
 		// reads an outcome (§8, §6.6).
@@ -237,9 +245,11 @@ func (c *inboundCall) run(req []byte) {
 	}
 }
 
-// send writes one element of a streaming call (§6.3), waiting while the
-// credit is zero with no deadline of its own (§6.6). It fails once the
-// initiator cancelled or the session ended.
+// send hands one element of a streaming call to its writer (§6.3),
+// waiting while the credit is zero with no deadline of its own (§6.6). The
+// element's credit is spent once its frame is held for the writer, which
+// writes it at once or with the elements offered while it was busy. It
+// fails once the initiator cancelled or the session ended.
 func (c *inboundCall) send(elem []byte) error {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
@@ -255,21 +265,17 @@ func (c *inboundCall) send(elem []byte) error {
 	if c.ctx.Err() != nil {
 		return c.cancelled()
 	}
-	f := getFrame()
-	var err error
-	f.b, err = wire.AppendFrame(f.b[:0], wire.FrameCallResponse, c.ev.Result, 0, elem)
-	if err != nil {
-		f.release()
+	held, err := c.out.add(c.ev.Result, elem)
+	switch {
+	case held:
+		c.credit.Add(-1)
+		return nil
+	case errors.Is(err, errHandlerReturned):
+		return &Error{Code: wire.Aborted, Message: fmt.Sprintf("send was called after the handler of '%s' returned", c.ev.Name), Remedy: "Call send only from the handler, before it returns.", Err: err}
+	case err != nil:
 		return err
 	}
-	c.credit.Add(-1)
-	_, err = c.st.Write(f.b)
-	f.release()
-	if err != nil {
-		c.cancel(err)
-		return c.cancelled()
-	}
-	return nil
+	return c.cancelled()
 }
 
 // cancelled is the error send reports once the call cannot continue.

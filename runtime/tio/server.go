@@ -28,6 +28,9 @@ type CallHandler func(ctx context.Context, p *Peer, req []byte) ([]byte, error)
 // element. send waits while the caller's credit is zero (§6.6) and fails
 // once the caller cancelled or the session ended; the handler then returns.
 // An error returned after elements is sent after them as CALL_ERROR (§6.4).
+// send copies the element, so its slice may be reused once send returns;
+// elements sent while the previous ones are still being written go out
+// together in one stream Write, and all of them before the outcome.
 type StreamHandler func(ctx context.Context, p *Peer, req []byte, send func([]byte) error) error
 
 // ServerOptions shape a Server; the zero value is a single host with the

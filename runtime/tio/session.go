@@ -42,7 +42,8 @@ const (
 // session is one transport-io session, either role. Its goroutines: the
 // close watcher, the emit writer and the emit reader; on WebTransport also
 // the datagram sender, the datagram receiver and the call acceptor; plus two
-// per call being answered (handler and stream watcher). All of them end once
+// per call being answered (handler and stream watcher), and a third, the
+// response writer, for a streaming call once it sends. All of them end once
 // the Conn's Done fires.
 type session struct {
 	role     role
@@ -373,9 +374,6 @@ func (s *session) writeLoop() {
 		s.writeFailed(err)
 		return
 	}
-	const flushAt = 64 << 10
-	buf := make([]byte, 0, flushAt)
-	batch := make([]*frame, 0, EmitQueueFrames)
 	for {
 		select {
 		case <-s.q.wake:
@@ -383,40 +381,74 @@ func (s *session) writeLoop() {
 		case <-s.ctx.Done():
 			return
 		}
-		for {
-			batch = s.q.take(batch[:0])
-			for i, f := range batch {
-				buf = append(buf, f.b...)
-				f.release()
-				batch[i] = nil
-				if len(buf) >= flushAt {
-					if _, err := st.Write(buf); err != nil {
-						releaseAll(batch[i+1:])
-						s.writeFailed(err)
-						return
-					}
-					buf = buf[:0]
-				}
-			}
-			moved := 0
-			if s.mapping == transport.WebSocket {
-				buf, moved = s.dg.moveToLane(buf, DatagramLaneMark-len(batch))
-			}
-			if len(batch) == 0 && moved == 0 {
-				break
-			}
-			if len(buf) > 0 {
-				if _, err := st.Write(buf); err != nil {
+		// The buffers are held only while there is something to write: an
+		// idle session holds none.
+		w := getEmitWrite()
+		if !s.writeQueued(st, w) {
+			return
+		}
+		putEmitWrite(w)
+	}
+}
+
+// writeQueued writes what is queued until the queue is empty, coalesced
+// into Writes of up to emitFlushAt bytes; false when a Write failed.
+func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
+	for {
+		w.batch = s.q.take(w.batch[:0])
+		for i, f := range w.batch {
+			w.buf = append(w.buf, f.b...)
+			f.release()
+			w.batch[i] = nil
+			if len(w.buf) >= emitFlushAt {
+				if _, err := st.Write(w.buf); err != nil {
+					releaseAll(w.batch[i+1:])
 					s.writeFailed(err)
-					return
+					return false
 				}
-				buf = buf[:0]
-			}
-			if cap(buf) > 4*flushAt {
-				buf = make([]byte, 0, flushAt)
+				w.buf = w.buf[:0]
 			}
 		}
+		moved := 0
+		if s.mapping == transport.WebSocket {
+			w.buf, moved = s.dg.moveToLane(w.buf, DatagramLaneMark-len(w.batch))
+		}
+		if len(w.batch) == 0 && moved == 0 {
+			return true
+		}
+		if len(w.buf) > 0 {
+			if _, err := st.Write(w.buf); err != nil {
+				s.writeFailed(err)
+				return false
+			}
+			w.buf = w.buf[:0]
+		}
 	}
+}
+
+// emitFlushAt is the size of the emit writer's Writes.
+const emitFlushAt = 64 << 10
+
+// emitWrite is the emit writer's working set while the queue holds frames.
+type emitWrite struct {
+	buf   []byte
+	batch []*frame
+}
+
+var emitWritePool = sync.Pool{New: func() any {
+	return &emitWrite{buf: make([]byte, 0, emitFlushAt), batch: make([]*frame, 0, EmitQueueFrames)}
+}}
+
+func getEmitWrite() *emitWrite { return emitWritePool.Get().(*emitWrite) }
+
+// putEmitWrite keeps the buffers for the next batch of any session, unless
+// a large frame grew them.
+func putEmitWrite(w *emitWrite) {
+	if cap(w.buf) > 4*emitFlushAt {
+		return
+	}
+	w.buf = w.buf[:0]
+	emitWritePool.Put(w)
 }
 
 func releaseAll(fs []*frame) {

@@ -36,9 +36,12 @@ type conn struct {
 	datagramPrefix int
 	grace          time.Duration
 	clock          clock.Clock
-	// end runs once after the session ended, on the watcher goroutine, to
+	// end runs once after the session ended, from settle, to
 	// release the QUIC connection (and, on the server, the session's slot).
 	end func(c *conn)
+
+	// maxDatagram caches MaxDatagramSize (see DatagramLimitRefresh).
+	maxDatagram datagramLimit
 
 	mu       sync.Mutex
 	closing  bool // a local close was started
@@ -62,10 +65,13 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		end:            end,
 		done:           make(chan struct{}),
 	}
+	c.maxDatagram.clk = c.clock
 	if connect != nil {
 		c.datagramPrefix = quicvarint.Len(uint64(connect.StreamID()) / 4)
 	}
-	go c.watch()
+	// No goroutine waits for the end while the session is up: settle runs
+	// once the session's context is done.
+	context.AfterFunc(sess.Context(), c.settle)
 	return c
 }
 
@@ -73,10 +79,9 @@ var _ transport.Conn = (*conn)(nil)
 
 func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
 
-// watch waits for the session to end, settles how it ended, fires Done and
-// releases what the session held.
-func (c *conn) watch() {
-	<-c.sess.Context().Done()
+// settle runs once the session ended: it settles how it ended, fires Done
+// and releases what the session held.
+func (c *conn) settle() {
 	c.mu.Lock()
 	closing := c.closing
 	if c.fallback != nil {
@@ -173,7 +178,9 @@ func (c *conn) SendDatagram(b []byte) error {
 	}
 	var tooLarge *quic.DatagramTooLargeError
 	if errors.As(err, &tooLarge) {
-		return wire.Errorf(wire.DatagramTooLarge, "datagram of %d bytes exceeds the path's %d", len(b), int(tooLarge.MaxDatagramPayloadSize)-c.datagramPrefix)
+		limit := c.datagramLimitOf(tooLarge)
+		c.maxDatagram.set(limit)
+		return wire.Errorf(wire.DatagramTooLarge, "datagram of %d bytes exceeds the path's %d", len(b), limit)
 	}
 	return c.sessionError(nil, err)
 }
@@ -190,13 +197,25 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // quic-go for the current limit: it is rejected before anything is queued.
 var datagramProbe = make([]byte, 1<<16)
 
-// MaxDatagramSize asks quic-go at call time (§7.4: the limit follows the
-// path MTU) and subtracts the HTTP datagram's quarter stream ID.
+// MaxDatagramSize is quic-go's current limit less the HTTP datagram's
+// quarter stream ID (§7.4: the limit follows the path MTU), at most
+// DatagramLimitRefresh old.
 func (c *conn) MaxDatagramSize() int {
+	return c.maxDatagram.get(c.probeDatagramLimit)
+}
+
+// probeDatagramLimit asks quic-go for its limit now; 0 once the connection
+// is gone.
+func (c *conn) probeDatagramLimit() int {
 	var tooLarge *quic.DatagramTooLargeError
 	if err := c.qconn.SendDatagram(datagramProbe); !errors.As(err, &tooLarge) {
 		return 0
 	}
+	return c.datagramLimitOf(tooLarge)
+}
+
+// datagramLimitOf is the room a quic-go refusal leaves for our bytes.
+func (c *conn) datagramLimitOf(tooLarge *quic.DatagramTooLargeError) int {
 	return max(int(tooLarge.MaxDatagramPayloadSize)-c.datagramPrefix, 0)
 }
 

@@ -22,7 +22,7 @@ type accepted struct {
 }
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	cert *devcert.Cert
 	srv  *Server
 	// sessions receives every session the handler got; the handler holds
@@ -30,7 +30,7 @@ type harness struct {
 	sessions chan accepted
 }
 
-func mintCert(t *testing.T) *devcert.Cert {
+func mintCert(t testing.TB) *devcert.Cert {
 	t.Helper()
 	c, err := devcert.Mint(time.Now(), 0)
 	if err != nil {
@@ -41,7 +41,7 @@ func mintCert(t *testing.T) *devcert.Cert {
 
 // startServer runs a development listener on 127.0.0.1 with a random port.
 // opts may set anything but Addr, Path, Dev and Handler.
-func startServer(t *testing.T, opts Options) *harness {
+func startServer(t testing.TB, opts Options) *harness {
 	t.Helper()
 	h := &harness{t: t, cert: mintCert(t), sessions: make(chan accepted, 16)}
 	opts.Addr = "127.0.0.1:0"
