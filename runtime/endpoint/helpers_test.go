@@ -2,15 +2,13 @@ package endpoint
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -18,23 +16,7 @@ import (
 
 // TestMain fails the package if a goroutine the tests started outlives
 // them: sessions, listeners and Run end after close.
-func TestMain(m *testing.M) {
-	before := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d goroutines after the tests, %d before\n%s\n", n, before, buf)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { leakcheck.Main(m, 5*time.Second) }
 
 // The test contract: calls (echo answers, hang never does), a client emit the server relays to the room
 // "all" as a server emit.

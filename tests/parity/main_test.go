@@ -7,31 +7,14 @@
 package parity
 
 import (
-	"fmt"
-	"os"
-	"runtime"
 	"testing"
 	"time"
+
+	"github.com/transport-io/tiogen/internal/leakcheck"
 )
 
 // TestMain fails the package when a goroutine the tests started outlives
 // them: every session, transport and proxy goroutine must end after close.
-func TestMain(m *testing.M) {
-	before := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		// A WebTransport close lingers up to its grace (2 s) for the peer's
-		// answer before releasing the QUIC connection.
-		deadline := time.Now().Add(10 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d goroutines after the tests, %d before\n%s\n", n, before, buf)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// A WebTransport close lingers up to its grace (2 s) for the peer's answer
+// before releasing the QUIC connection, hence the longer wait.
+func TestMain(m *testing.M) { leakcheck.Main(m, 10*time.Second) }

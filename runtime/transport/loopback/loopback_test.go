@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -25,26 +25,9 @@ func ctxShort(t *testing.T) context.Context {
 	return ctx
 }
 
-// checkGoroutines fails the test if goroutines started during it outlive it.
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(short)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutines leaked: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	})
-}
-
 func pair(t *testing.T, opts Options) (*Conn, *Conn, *Link) {
 	t.Helper()
-	checkGoroutines(t)
+	leakcheck.Check(t, short)
 	c, s, l := Pair(opts)
 	t.Cleanup(func() { c.Close(0, "") })
 	return c, s, l

@@ -8,6 +8,7 @@ import (
 
 	cws "github.com/coder/websocket"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -32,7 +33,7 @@ func waitStalled(t *testing.T, progress *atomic.Int64) int64 {
 }
 
 func TestReceiveBufferBoundedWhileEngineDoesNotRead(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	const bound = 16 << 10
 	clk := clock.NewFake()
 	srv := startServer(t, &Handler{Options: Options{Clock: clk, ReceiveBuffer: bound}})
@@ -100,7 +101,7 @@ func TestReceiveBufferBoundedWhileEngineDoesNotRead(t *testing.T) {
 }
 
 func TestSpec3_3_CloseUnblocksStuckWrite(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	clk := clock.NewFake()
 	srv := startServer(t, &Handler{Options: Options{Clock: clk}})
 	_ = rawDial(t, srv.url) // a peer that never reads

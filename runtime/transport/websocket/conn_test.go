@@ -13,6 +13,7 @@ import (
 
 	cws "github.com/coder/websocket"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -45,7 +46,7 @@ func readN(t *testing.T, rs transport.ReceiveStream, n int) []byte {
 }
 
 func TestSpec3_3_MessageBoundariesCarryNoMeaning(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
@@ -109,7 +110,7 @@ func TestSpec3_3_MessageBoundariesCarryNoMeaning(t *testing.T) {
 }
 
 func TestSpec3_3_TextMessageIsProtocolError(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
@@ -139,7 +140,7 @@ func TestSpec3_3_CloseCodeSentAsWebSocketCode(t *testing.T) {
 		{wire.CloseUnauthorized, 4007},
 	} {
 		t.Run(tc.ws.String(), func(t *testing.T) {
-			checkGoroutines(t)
+			leakcheck.Check(t, leakGrace)
 			url, sockets := rawServer(t)
 			c := dialConn(t, url, Options{})
 			ws := nextSocket(t, sockets)
@@ -173,7 +174,7 @@ func TestSpec3_3_WebSocketCodeReceivedAsSessionCode(t *testing.T) {
 		{4999, 1999}, // a code §10.2 does not name is reported as it is
 	} {
 		t.Run(tc.ws.String(), func(t *testing.T) {
-			checkGoroutines(t)
+			leakcheck.Check(t, leakGrace)
 			srv := startServer(t, &Handler{})
 			ws := rawDial(t, srv.url)
 			c := srv.session(t)
@@ -189,7 +190,7 @@ func TestSpec3_3_WebSocketCodeReceivedAsSessionCode(t *testing.T) {
 }
 
 func TestSpec3_3_ReasonCutOnCharacterBoundary(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	// A 4-byte character straddles byte 123: it is dropped whole.
 	reason := strings.Repeat("r", 121) + "😀" + "tail"
 	url, sockets := rawServer(t)
@@ -226,7 +227,7 @@ func TestSpec3_3_ReasonCutOnCharacterBoundary(t *testing.T) {
 }
 
 func TestSpec11_ClientSeesLostConnection(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	url, sockets := rawServer(t)
 	c := dialConn(t, url, Options{})
 	ws := nextSocket(t, sockets)
@@ -256,7 +257,7 @@ func TestSpec3_3_SocketCloseCodeIsNoSessionCode(t *testing.T) {
 		{"connection dropped", func(ws *cws.Conn) { _ = ws.CloseNow() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkGoroutines(t)
+			leakcheck.Check(t, leakGrace)
 			srv := startServer(t, &Handler{})
 			ws := rawDial(t, srv.url)
 			c := srv.session(t)
@@ -275,7 +276,7 @@ func TestSpec3_3_SocketCloseCodeIsNoSessionCode(t *testing.T) {
 }
 
 func TestSpec3_3_NoCallStreamsNoDatagrams(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	c := dialConn(t, srv.url, Options{})
 	sc := srv.session(t)
@@ -314,7 +315,7 @@ func TestSpec3_3_NoCallStreamsNoDatagrams(t *testing.T) {
 }
 
 func TestSpec3_3_EmitBothWaysAndCloseEndToEnd(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	c := dialConn(t, srv.url, Options{})
 	sc := srv.session(t)
@@ -358,7 +359,7 @@ func TestSpec3_3_EmitBothWaysAndCloseEndToEnd(t *testing.T) {
 }
 
 func TestLocalCloseDiscardsUnreadBytes(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
@@ -376,7 +377,7 @@ func TestLocalCloseDiscardsUnreadBytes(t *testing.T) {
 }
 
 func TestStopDropsBytesAndStillSeesClose(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
@@ -400,7 +401,7 @@ func TestStopDropsBytesAndStillSeesClose(t *testing.T) {
 }
 
 func TestSpec3_3_KeepaliveAfterSilence(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	clk := clock.NewFake()
 	srv := startServer(t, &Handler{Options: Options{Clock: clk, IdleTimeout: time.Hour}})
 	ws := rawDial(t, srv.url)
@@ -456,7 +457,7 @@ func TestSpec3_3_KeepaliveAfterSilence(t *testing.T) {
 }
 
 func TestSpec3_3_IdleTimeoutAfterSilence(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	clk := clock.NewFake()
 	srv := startServer(t, &Handler{Options: Options{Clock: clk, KeepaliveInterval: time.Hour}})
 	ws := rawDial(t, srv.url)
@@ -494,7 +495,7 @@ func TestSpec3_3_IdleTimeoutAfterSilence(t *testing.T) {
 }
 
 func TestSpec3_3_IdleCloseReachesPeerAs4005(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	clk := clock.NewFake()
 	srv := startServer(t, &Handler{Options: Options{Clock: clk, KeepaliveInterval: time.Hour}})
 	ws := rawDial(t, srv.url)
@@ -508,7 +509,7 @@ func TestSpec3_3_IdleCloseReachesPeerAs4005(t *testing.T) {
 }
 
 func TestSpec3_3_MessageSizeLimit(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{Options: Options{MaxMessageSize: 1000}})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
@@ -534,7 +535,7 @@ func TestDefaultMessageSizeFitsMaximumFrame(t *testing.T) {
 	if DefaultMaxMessageSize < wire.HeaderLen+wire.MaxPayload {
 		t.Fatalf("DefaultMaxMessageSize %d cannot carry a maximum EMIT frame of %d bytes", DefaultMaxMessageSize, wire.HeaderLen+wire.MaxPayload)
 	}
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)

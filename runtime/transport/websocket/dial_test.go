@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 func TestDialSecureWithPinnedCertificate(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	sessions := make(chan transport.Conn, 1)
 	h := &Handler{Path: testPath, OnSession: func(c transport.Conn, _ *transport.Request, _ any) {
 		sessions <- c
@@ -71,7 +72,7 @@ func TestDialSecureWithPinnedCertificate(t *testing.T) {
 }
 
 func TestDialErrorsNeverShowTheQuery(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,11 @@ import (
 )
 
 const testPath = "/tio"
+
+// leakGrace bounds how long a test's goroutines may take to end once its
+// cleanups ran. Each test calls leakcheck.Check first, so its check runs
+// after the cleanups that close the test's sessions and httptest server.
+const leakGrace = 5 * time.Second
 
 // waitFor polls cond for up to 5 s of wall time. It waits for goroutines to
 // act, never for a spec timeout: those run on the fake clock.
@@ -48,24 +52,6 @@ func waitFinished(t *testing.T, c transport.Conn) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the session's goroutines did not end")
 	}
-}
-
-// checkGoroutines fails the test if goroutines started during it outlive
-// it (the httptest server is closed first by the caller's cleanup order).
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutines leaked: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	})
 }
 
 // server runs a Handler on 127.0.0.1 whose OnSession hands each session

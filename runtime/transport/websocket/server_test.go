@@ -13,6 +13,7 @@ import (
 
 	cws "github.com/coder/websocket"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -36,7 +37,7 @@ func refusingServer(t *testing.T, err error) (*server, *atomic.Int32) {
 }
 
 func TestSpec4_RefusalClosesUnauthorizedBeforeFrameZero(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv, sessions := refusingServer(t, transport.Refuse("expired"))
 	ws := rawDial(t, srv.url)
 	// The client sends its own frame 0 at once (§4.1); the refusal comes
@@ -55,7 +56,7 @@ func TestSpec4_RefusalClosesUnauthorizedBeforeFrameZero(t *testing.T) {
 }
 
 func TestSpec4_RefusalSeenByDialingClient(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv, _ := refusingServer(t, transport.Refuse("banned"))
 	c := dialConn(t, srv.url, Options{})
 	rs, err := c.AcceptEmit(context.Background())
@@ -74,7 +75,7 @@ func TestSpec4_RefusalSeenByDialingClient(t *testing.T) {
 }
 
 func TestSpec4_RefusalReasonFitsWebSocketClose(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	for _, tc := range []struct{ given, sent string }{
 		{"", transport.DefaultRefusalReason},
 		{strings.Repeat("é", 70), strings.Repeat("é", 61)}, // 140 bytes: cut to 122 on a boundary
@@ -88,7 +89,7 @@ func TestSpec4_RefusalReasonFitsWebSocketClose(t *testing.T) {
 }
 
 func TestSpec4_AuthorizeFailureClosesNoError(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv, sessions := refusingServer(t, errors.New("verification backend down"))
 	ws := rawDial(t, srv.url)
 	msgs, ce := readUntilClose(t, ws)
@@ -101,7 +102,7 @@ func TestSpec4_AuthorizeFailureClosesNoError(t *testing.T) {
 }
 
 func TestSpec4_3_AuthorizeSeesTheRequest(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	var seen *transport.Request
 	got := make(chan any, 1)
 	srv := startServer(t, &Handler{
@@ -143,7 +144,7 @@ func TestSpec4_3_AuthorizeSeesTheRequest(t *testing.T) {
 }
 
 func TestHandlerAnswersOtherPathsAndPlainRequests(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	var calls atomic.Int32
 	srv := startServer(t, &Handler{Authorize: func(context.Context, *transport.Request) (any, error) {
 		calls.Add(1)
@@ -169,7 +170,7 @@ func TestHandlerAnswersOtherPathsAndPlainRequests(t *testing.T) {
 }
 
 func TestHandlerRefusesCrossOriginBeforeAuthorize(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	var calls atomic.Int32
 	authorize := func(context.Context, *transport.Request) (any, error) {
 		calls.Add(1)
@@ -207,7 +208,7 @@ func dialFrom(t *testing.T, url, origin string) error {
 }
 
 func TestSpec4_AuthorizeTimeoutClosesNoError(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{
 		AuthorizeTimeout: 20 * time.Millisecond,
 		Authorize: func(ctx context.Context, _ *transport.Request) (any, error) {
@@ -223,7 +224,7 @@ func TestSpec4_AuthorizeTimeoutClosesNoError(t *testing.T) {
 }
 
 func TestHandlerMaxSessions(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{MaxSessions: 1})
 	first := dialConn(t, srv.url, Options{})
 	sc := srv.session(t)
@@ -246,7 +247,7 @@ func TestHandlerMaxSessions(t *testing.T) {
 }
 
 func TestHandlerShutdownClosesSessions(t *testing.T) {
-	checkGoroutines(t)
+	leakcheck.Check(t, leakGrace)
 	h := &Handler{}
 	srv := startServer(t, h)
 	c := dialConn(t, srv.url, Options{})

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	wt "github.com/quic-go/webtransport-go"
 
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -336,7 +336,7 @@ func TestDoneUnblocksPendingCalls(t *testing.T) {
 }
 
 func TestGoroutinesEndAfterClose(t *testing.T) {
-	base := runtimeGoroutines()
+	leakcheck.Check(t, 10*time.Second)
 	func() {
 		h := startServer(t, Options{})
 		for i := range 3 {
@@ -360,7 +360,6 @@ func TestGoroutinesEndAfterClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	settleGoroutines(t, base)
 }
 
 func TestStreamErrorMapsOutOfRangeCodes(t *testing.T) {
@@ -377,8 +376,6 @@ func TestStreamErrorMapsOutOfRangeCodes(t *testing.T) {
 	wantStreamError(t, c.streamError(&wt.StreamError{ErrorCode: 9, Remote: true}), 9, true)
 	wantCode(t, c.streamError(errors.New("connection gone")), wire.SessionClosed)
 }
-
-func runtimeGoroutines() int { return runtime.NumGoroutine() }
 
 // A stream that fails because the session ended reports WT_SESSION_CLOSED
 // only once Done has fired, so the caller can read how the session ended

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -138,20 +137,6 @@ func wantCode(t *testing.T, err error, code wire.Code) {
 	t.Helper()
 	if got := wire.CodeOf(err); got != code {
 		t.Fatalf("err = %v, want %s", err, code)
-	}
-}
-
-// settleGoroutines waits until the goroutine count is back to base.
-func settleGoroutines(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines left, started with %d:\n%s", runtime.NumGoroutine(), base, buf[:n])
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
