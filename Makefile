@@ -6,9 +6,22 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test test-go test-runtime vet fmt-check generate check-generated golden bench fuzz
+.PHONY: test deps chromium test-go test-runtime vet fmt-check generate check-generated golden bench bench-system fuzz
 
-test: fmt-check vet test-go test-runtime
+test: deps fmt-check vet test-go test-runtime
+
+# What the browser tests need: playwright-core pinned in
+# tests/browser/package-lock.json, and Debian's Chromium (never a browser
+# downloaded by a test tool).
+deps: tests/browser/node_modules/.package-lock.json chromium
+
+tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
+	npm ci --prefix tests/browser --no-audit --no-fund
+
+chromium:
+	@if [ -x "$${CHROMIUM:-/usr/bin/chromium}" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
+	else echo "The browser tests need Debian's Chromium: sudo apt-get install chromium (or set CHROMIUM=/path)"; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -26,6 +39,11 @@ test-runtime:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Whole-system figures over real QUIC and WebSocket on 127.0.0.1, each
+# against the raw transport in the same run.
+bench-system:
+	$(GO) run ./cmd/tio-bench -scenario all
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s
