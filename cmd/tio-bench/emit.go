@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -76,11 +75,13 @@ func measureCtx(ctx context.Context, cfg config) (context.Context, context.Cance
 	return context.WithTimeout(ctx, 5*cfg.duration+15*time.Second)
 }
 
-// admitEmit paces an emitting application: with -pace queue it keeps its
-// own emit queue under cfg.window frames (what an application must do, since
-// a full queue closes the session WT_PEER_TOO_SLOW, §9), so in-flight data is
-// bounded by the transport's flow control as for the raw program; with -pace
-// window it stays cfg.window frames ahead of the receiver end to end.
+// admitEmit paces an emitting application: with -pace wait it waits, every
+// 16 emits, until the engine's emit queue is at or below tio.EmitLowWater
+// (Client.WaitEmit, the engine's back-pressure: Emit never blocks and a full
+// queue closes the session WT_PEER_TOO_SLOW, §9), so in-flight data is
+// bounded by the transport's flow control as for the raw program; with
+// -pace window it stays cfg.window frames ahead of the receiver end to end,
+// as an application with its own acknowledgements would.
 func admitEmit(ctx context.Context, cfg config, c *tio.Client, p *pacer, sent int64) error {
 	if cfg.pace == paceWindow {
 		return p.admit(ctx, sent)
@@ -88,25 +89,11 @@ func admitEmit(ctx context.Context, cfg config, c *tio.Client, p *pacer, sent in
 	if sent%16 != 0 {
 		return nil
 	}
-	for tries := 0; c.Stats().EmitQueueDepth >= cfg.window-16; tries++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("the emit queue did not drain: %w", err)
-		}
-		// The engine offers no wait for queue room, so the sender polls:
-		// first yielding (the writer usually frees room within
-		// microseconds), then sleeping, so as not to starve the
-		// transport's own goroutines of CPU.
-		if tries < spinYields {
-			runtime.Gosched()
-		} else {
-			time.Sleep(20 * time.Microsecond)
-		}
+	if err := c.WaitEmit(ctx); err != nil {
+		return fmt.Errorf("the emit queue did not drain: %w", err)
 	}
 	return nil
 }
-
-// spinYields is how often a paced sender yields before it sleeps.
-const spinYields = 4
 
 // emitResult is the engine's emit throughput and how many frames its
 // writer put in one Write on average.

@@ -34,15 +34,15 @@ type config struct {
 	runs          int           // repetitions; figures are medians
 	sessions      int           // sessions for the idle and broadcast scenarios
 	batch         int           // frames per Write in the raw programs
-	window        int           // emit pacing bound in frames (below the 256-frame queue, §9)
+	window        int           // -pace window: frames in flight end to end
 	dgramRate     int           // datagrams/s of the paced datagram figures
-	pace          string        // how an emitting sender paces: paceQueue or paceWindow
+	pace          string        // how an emitting sender paces: paceWait or paceWindow
 	broadcastRate int           // broadcasts/s of the paced broadcast figures
 }
 
 // The two ways an emit sender paces itself (-pace).
 const (
-	paceQueue  = "queue"
+	paceWait   = "wait"
 	paceWindow = "window"
 )
 
@@ -50,7 +50,7 @@ func (c config) paceNote() string {
 	if c.pace == paceWindow {
 		return fmt.Sprintf("at most %d frames in flight end to end", c.window)
 	}
-	return fmt.Sprintf("keeping its emit queue under %d frames", c.window)
+	return fmt.Sprintf("Client.WaitEmit every 16 emits (queue at most %d frames)", tio.EmitLowWater)
 }
 
 // scenario measures one group of figures once.
@@ -99,8 +99,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.runs, "runs", 3, "repetitions of each scenario; figures are the medians")
 	fs.IntVar(&cfg.sessions, "sessions", 1000, "sessions for wt-idle and ws-broadcast")
 	fs.IntVar(&cfg.batch, "batch", 64, "frames per Write in the raw programs")
-	fs.IntVar(&cfg.window, "window", 192, "emit pacing bound in frames (below the engine's 256-frame queue)")
-	fs.StringVar(&cfg.pace, "pace", paceQueue, "emit sender pacing: queue (keep the client's emit queue under -window) or window (at most -window frames in flight end to end)")
+	fs.IntVar(&cfg.window, "window", 192, "-pace window: emit frames in flight end to end")
+	fs.StringVar(&cfg.pace, "pace", paceWait, "emit sender pacing: wait (Client.WaitEmit, the engine's back-pressure) or window (at most -window frames in flight end to end)")
 	fs.IntVar(&cfg.broadcastRate, "broadcast-rate", 50, "broadcasts per second of the paced broadcast figures")
 	fs.IntVar(&cfg.dgramRate, "dgram-rate", 20000, "datagrams per second of the paced datagram figures")
 	fs.StringVar(&idleProfile, "idle-profile", "", "wt-idle: file prefix for the children's goroutine and heap profiles with every session open (<prefix>-ours.txt, <prefix>-ours-heap.pprof, and -raw)")
@@ -115,8 +115,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if cfg.duration <= 0 || cfg.count <= 0 || cfg.runs <= 0 || cfg.sessions <= 0 || cfg.batch <= 0 || cfg.window <= 32 || cfg.window > tio.EmitQueueFrames || cfg.dgramRate <= 0 || cfg.broadcastRate <= 0 {
 		return errors.New("-duration, -count, -runs, -sessions, -batch, -dgram-rate and -broadcast-rate must be positive, -window from 33 to 256 (the emit queue, §9)")
 	}
-	if cfg.pace != paceQueue && cfg.pace != paceWindow {
-		return fmt.Errorf("-pace %q: want %s or %s", cfg.pace, paceQueue, paceWindow)
+	if cfg.pace != paceWait && cfg.pace != paceWindow {
+		return fmt.Errorf("-pace %q: want %s or %s", cfg.pace, paceWait, paceWindow)
 	}
 	picked, err := pick(*which)
 	if err != nil {

@@ -116,3 +116,26 @@ func TestJSONPayloadIsExactSizeAndValid(t *testing.T) {
 		}
 	}
 }
+
+// TestPaceWindowEmitRuns covers the emit scenarios' second pacing, which
+// TestEveryScenarioRuns (the default, -pace wait) does not reach.
+func TestPaceWindowEmitRuns(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-scenario", "wt-emit,ws-emit", "-pace", "window", "-runs", "1", "-count", "2000", "-duration", "200ms", "-sizes", "64"}
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, f := range decodeFigures(t, stdout.Bytes()) {
+		if f.Figure == "emit" && (f.Ours <= 0 || !strings.Contains(f.Note, "in flight end to end")) {
+			t.Errorf("%s %s: ours %v, note %q", f.Scenario, f.Figure, f.Ours, f.Note)
+		}
+	}
+}
+
+func TestUnknownPaceIsRefused(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-pace", "queue"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "want wait or window") {
+		t.Fatalf("-pace queue: %v, want a refusal naming wait and window", err)
+	}
+}

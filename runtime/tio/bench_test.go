@@ -216,9 +216,13 @@ func BenchmarkBroadcast1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	var got atomic.Int64
+	// Each member counts its own deliveries: the window below must bound
+	// every member's queue, not the room's total, or a member that lags is
+	// closed WT_PEER_TOO_SLOW (§9) and its deliveries never come.
+	got := make([]atomic.Int64, members)
+	clients := make([]*Client, members)
 	var closers []func()
-	for range members {
+	for i := range members {
 		cconn, sconn, _ := loopback.Pair(loopback.Options{})
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(sconn, nil) }()
@@ -226,7 +230,8 @@ func BenchmarkBroadcast1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.On(evSaid, func([]byte) error { got.Add(1); return nil })
+		c.On(evSaid, func([]byte) error { got[i].Add(1); return nil })
+		clients[i] = c
 		closers = append(closers, func() { _ = c.Close(NoError, ""); _ = c.Wait(); <-served })
 	}
 	defer func() {
@@ -237,25 +242,36 @@ func BenchmarkBroadcast1000(b *testing.B) {
 	for srv.Room("all").Members() < members {
 		time.Sleep(time.Millisecond)
 	}
+	// waitAll waits until every member received n broadcasts, failing with
+	// the reason if a member's session ended instead.
+	waitAll := func(n int64) {
+		for i := range got {
+			for got[i].Load() < n {
+				select {
+				case <-clients[i].Done():
+					b.Fatalf("member %d ended after %d of %d broadcasts: %v", i, got[i].Load(), n, clients[i].Err())
+				default:
+				}
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+	}
 	room := srv.Room("all")
 	payload := jsonPayload(64)
 	before := srv.encodes.Load()
 	b.ReportAllocs()
 	b.ResetTimer()
-	// Up to 32 broadcasts in flight, so writers and readers batch as they
-	// would under load; each member's queue stays far below 256 (§9).
+	// Up to 32 broadcasts in flight to every member, so writers and readers
+	// batch as they would under load; each member's queue stays far below
+	// 256 (§9).
 	const window = 32
 	for i := range b.N {
-		for got.Load() < int64(i+1-window)*members {
-			time.Sleep(20 * time.Microsecond)
-		}
+		waitAll(int64(i + 1 - window))
 		if err := room.Emit(evSaid, payload); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for got.Load() < int64(b.N)*members {
-		time.Sleep(20 * time.Microsecond)
-	}
+	waitAll(int64(b.N))
 	b.StopTimer()
 	if n := srv.encodes.Load() - before; n != int64(b.N) {
 		b.Fatalf("%d broadcasts encoded %d times", b.N, n)
