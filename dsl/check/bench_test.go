@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bigContract generates a contract of events events and types types, with
@@ -58,4 +59,11 @@ func BenchmarkParseCheck2000Events(b *testing.B) {
 			b.Fatal(diags[0])
 		}
 	}
+	// Issue 2's budget: a contract this size parses and checks in under
+	// 200 ms on the project's 2-core machine.
+	if per := b.Elapsed() / time.Duration(b.N); per > parseCheckBudget {
+		b.Errorf("parse+check of 2,000 events and 500 types took %v, over the %v budget", per, parseCheckBudget)
+	}
 }
+
+const parseCheckBudget = 200 * time.Millisecond
