@@ -54,10 +54,11 @@ fuzz:
 	  done; \
 	done
 
-# Regenerate every committed generated file: the example's Go API, the Go
-# goldens of every case, and the checker goldens.
+# Regenerate every committed generated file: the Go API of the example and of
+# the conformance server, the Go goldens of every case, and the checker
+# goldens.
 generate:
-	$(GO) generate ./examples/chat
+	$(GO) generate ./examples/chat ./cmd/tio-conformance/conformance
 	$(GO) test ./gen/golang -run 'TestGolden$$' -update
 	$(GO) test ./cmd/tiogen -run 'TestGolden$$' -update
 

@@ -61,16 +61,16 @@ func TestReadinessLineAndGracefulShutdown(t *testing.T) {
 	}
 	dialCtx, dialCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dialCancel()
-	_, err = endpoint.Dial(dialCtx, ready["url"]+"?token=nope", conformance.Contract, endpoint.WithCertHashes(pin))
+	_, err = conformance.Dial(dialCtx, ready["url"]+"?token=nope", endpoint.WithCertHashes(pin))
 	if wire.CodeOf(err) != wire.Unauthorized || !strings.Contains(err.Error(), conformance.RefusalReason) {
 		t.Fatalf("without the token: %v, want WT_UNAUTHORIZED %s", err, conformance.RefusalReason)
 	}
-	cl, err := endpoint.Dial(dialCtx, ready["url"]+"?token=tok", conformance.Contract, endpoint.WithCertHashes(pin))
+	cl, err := conformance.Dial(dialCtx, ready["url"]+"?token=tok", endpoint.WithCertHashes(pin))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := cl.Call(dialCtx, conformance.Echo, []byte(`{"text":"hi"}`)); err != nil || string(resp) != `{"text":"hi"}` {
-		t.Fatalf("echo: %s, %v", resp, err)
+	if resp, err := cl.Echo(dialCtx, conformance.Text{Text: "hi"}); err != nil || resp.Text != "hi" {
+		t.Fatalf("echo: %+v, %v", resp, err)
 	}
 
 	cancel()
@@ -152,19 +152,20 @@ func TestWebSocketOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := tio.NewClient(dialCtx, conn, conformance.Contract, tio.Options{})
+	raw, err := tio.NewClient(dialCtx, conn, conformance.Contract, tio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	heard := make(chan string, 1)
-	cl.On(conformance.Heard, func(b []byte) error { heard <- string(b); return nil })
-	if err := cl.Emit(conformance.Shout, []byte(`{"text":"plain"}`)); err != nil {
+	cl := conformance.NewClient(raw)
+	heard := make(chan conformance.Text, 1)
+	cl.OnHeard(func(v conformance.Text) { heard <- v })
+	if err := cl.EmitShout(conformance.Text{Text: "plain"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case got := <-heard:
-		if got != `{"text":"plain"}` {
-			t.Fatalf("heard %s", got)
+		if got.Text != "plain" {
+			t.Fatalf("heard %+v", got)
 		}
 	case <-dialCtx.Done():
 		t.Fatal("no heard")

@@ -8,13 +8,9 @@ package hostile
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
-	"runtime"
 	"testing"
 	"time"
 
@@ -24,61 +20,23 @@ import (
 	wt "github.com/quic-go/webtransport-go"
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
-	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/wire"
+	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
 
 // wait bounds every wait of this suite.
-const wait = 10 * time.Second
+const wait = conformancetest.Wait
 
 // handshakeTimeout is the suite's shortened §4.1 deadline (the server's
 // default stays 5000 ms): long enough for a loaded 2-core machine to read a
 // handshake sent at once, short enough to wait out in the timeout case.
 const handshakeTimeout = 1000 * time.Millisecond
 
-type server struct {
-	*conformance.Server
-	cert *devcert.Cert
-}
+type server struct{ *conformancetest.Server }
 
 func startServer(t *testing.T) *server {
 	t.Helper()
-	cert, err := devcert.Mint(time.Now(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := conformance.Listen(conformance.Config{Addr: "127.0.0.1:0", Dev: cert, HandshakeTimeout: handshakeTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
-	return &server{srv, cert}
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// pinned verifies the server by its certificate's SHA-256.
-func pinned(cert *devcert.Cert, protos ...string) *tls.Config {
-	return &tls.Config{
-		NextProtos:         protos,
-		InsecureSkipVerify: true, // replaced by the pin check
-		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-			if len(raw) == 0 || sha256.Sum256(raw[0]) != cert.SHA256 {
-				return errors.New("the server's certificate is not the pinned one")
-			}
-			return nil
-		},
-	}
+	return &server{conformancetest.Start(t, conformance.Config{HandshakeTimeout: handshakeTimeout})}
 }
 
 // peer is one raw session: the bytes of this side's emit stream go out with
@@ -101,11 +59,11 @@ type wtPeer struct {
 func (s *server) dialWT(t *testing.T) *wtPeer {
 	t.Helper()
 	tr := &wt.Transport{
-		TLSClientConfig: pinned(s.cert, http3.NextProtoH3),
+		TLSClientConfig: conformancetest.Pinned(s.Cert, http3.NextProtoH3),
 		QUICConfig:      &quic.Config{EnableDatagrams: true, EnableStreamResetPartialDelivery: true},
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	_, sess, err := tr.Dial(testCtx(t), s.Ready().URL, nil)
+	_, sess, err := tr.Dial(conformancetest.Context(t), s.Ready().URL, nil)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -119,25 +77,11 @@ func (p *wtPeer) hangUp() {
 	_ = p.tr.Close()
 }
 
-// settle waits until the process is back to base goroutines: whatever the
-// server started for a session ends with it.
-func settle(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines left, %d before the session:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // serverFrames returns the frames of the server's emit stream after its
 // handshake.
 func (p *wtPeer) serverFrames(t *testing.T) <-chan wire.Frame {
 	t.Helper()
-	st, err := p.sess.AcceptUniStream(testCtx(t))
+	st, err := p.sess.AcceptUniStream(conformancetest.Context(t))
 	if err != nil {
 		t.Fatalf("accepting the server's emit stream: %v", err)
 	}
@@ -149,7 +93,7 @@ func (p *wtPeer) serverFrames(t *testing.T) <-chan wire.Frame {
 func (p *wtPeer) write(t *testing.T, b []byte) {
 	t.Helper()
 	if p.emit == nil {
-		st, err := p.sess.OpenUniStreamSync(testCtx(t))
+		st, err := p.sess.OpenUniStreamSync(conformancetest.Context(t))
 		if err != nil {
 			t.Fatalf("opening the emit stream: %v", err)
 		}
@@ -202,8 +146,8 @@ type wsPeer struct {
 
 func (s *server) dialWS(t *testing.T) *wsPeer {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: pinned(s.cert)}}
-	c, _, err := cws.Dial(testCtx(t), s.Ready().WS, &cws.DialOptions{HTTPClient: client})
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: conformancetest.Pinned(s.Cert)}}
+	c, _, err := cws.Dial(conformancetest.Context(t), s.Ready().WS, &cws.DialOptions{HTTPClient: client})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -230,7 +174,7 @@ func (s *server) dialWS(t *testing.T) *wsPeer {
 
 func (p *wsPeer) write(t *testing.T, b []byte) {
 	t.Helper()
-	if err := p.c.Write(testCtx(t), cws.MessageBinary, b); err != nil {
+	if err := p.c.Write(conformancetest.Context(t), cws.MessageBinary, b); err != nil {
 		t.Fatalf("writing: %v", err)
 	}
 }

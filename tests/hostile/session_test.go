@@ -6,6 +6,7 @@ import (
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
 	"github.com/transport-io/tiogen/runtime/wire"
+	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
 
 // onBoth and wtOnly say which mappings a case applies to.
@@ -51,7 +52,7 @@ func withEchoID(id uint32) []wire.EventEntry {
 }
 
 func reservedBits() []byte {
-	b := frame(wire.FrameEmit, wire.CodecJSON, conformance.Shout, text("x"))
+	b := frame(wire.FrameEmit, wire.CodecJSON, conformancetest.Shout, text("x"))
 	b[7] = 0x01
 	return b
 }
@@ -73,27 +74,27 @@ var sessionCases = []sessionCase{
 		[][]byte{goodHandshake[:7]},
 		nil, wire.CloseHandshakeTimeout, []string{"handshake"}},
 	{"Spec3_1_FrameZeroNotHandshake", onBoth,
-		[][]byte{frame(wire.FrameEmit, wire.CodecJSON, conformance.Shout, text("early"))},
+		[][]byte{frame(wire.FrameEmit, wire.CodecJSON, conformancetest.Shout, text("early"))},
 		nil, wire.CloseProtocolError, []string{"frame 0", "EMIT", "HANDSHAKE"}},
 	{"Spec5_1_ZeroLength", onBoth,
 		[][]byte{goodHandshake, {0, 0, 0, 0}},
 		nil, wire.CloseProtocolError, []string{"length 0"}},
 	{"Spec5_1_EmptyPayload", onBoth,
-		[][]byte{goodHandshake, header(wire.FrameEmit, wire.CodecJSON, conformance.Shout, 0)},
+		[][]byte{goodHandshake, header(wire.FrameEmit, wire.CodecJSON, conformancetest.Shout, 0)},
 		nil, wire.CloseProtocolError, []string{"length 8"}},
 	// Only the header is sent: the cap is decided from the type before a
 	// payload byte is buffered (§5.1).
 	{"Spec5_1_OversizeEmitByType", onBoth,
-		[][]byte{goodHandshake, header(wire.FrameEmit, wire.CodecJSON, conformance.Shout, wire.MaxPayload+1)},
+		[][]byte{goodHandshake, header(wire.FrameEmit, wire.CodecJSON, conformancetest.Shout, wire.MaxPayload+1)},
 		nil, wire.CloseProtocolError, []string{"EMIT", "exceeds", "cap"}},
 	{"Spec5_1_ReservedBits", onBoth,
 		[][]byte{goodHandshake, reservedBits()},
 		nil, wire.CloseProtocolError, []string{"reserved bits"}},
 	{"Spec5_2_ReservedType0x0A", onBoth,
-		[][]byte{goodHandshake, header(0x0A, wire.CodecJSON, conformance.Shout, 1), {'1'}},
+		[][]byte{goodHandshake, header(0x0A, wire.CodecJSON, conformancetest.Shout, 1), {'1'}},
 		nil, wire.CloseProtocolError, []string{"reserved frame type 0x0a"}},
 	{"Spec5_2_ReservedType0x00", onBoth,
-		[][]byte{goodHandshake, header(0x00, wire.CodecJSON, conformance.Shout, 1), {'1'}},
+		[][]byte{goodHandshake, header(0x00, wire.CodecJSON, conformancetest.Shout, 1), {'1'}},
 		nil, wire.CloseProtocolError, []string{"reserved frame type 0x00"}},
 	{"Spec6_5_ClientSentJoin", onBoth,
 		[][]byte{goodHandshake, frame(wire.FrameJoin, wire.CodecJSON, 0, wire.AppendRoom(nil, "lobby"))},
@@ -102,28 +103,28 @@ var sessionCases = []sessionCase{
 		[][]byte{goodHandshake, frame(wire.FrameLeave, wire.CodecJSON, 0, wire.AppendRoom(nil, "lobby"))},
 		nil, wire.CloseProtocolError, []string{"LEAVE"}},
 	{"Spec5_3_CodecMismatch", onBoth,
-		[][]byte{goodHandshake, frame(wire.FrameEmit, wire.CodecBytes, conformance.Shout, text("x"))},
+		[][]byte{goodHandshake, frame(wire.FrameEmit, wire.CodecBytes, conformancetest.Shout, text("x"))},
 		nil, wire.CloseProtocolError, []string{"event 'shout'", "payload", "bytes"}},
 	{"Spec5_3_ReservedCodec", onBoth,
-		[][]byte{goodHandshake, header(wire.FrameEmit, 0x03, conformance.Shout, 1), {'1'}},
+		[][]byte{goodHandshake, header(wire.FrameEmit, 0x03, conformancetest.Shout, 1), {'1'}},
 		nil, wire.CloseProtocolError, []string{"codec 0x03"}},
 	{"Spec5_2_CallRequestOnEmitStream", onBoth,
-		[][]byte{goodHandshake, frame(wire.FrameCallRequest, wire.CodecJSON, conformance.Echo, text("x"))},
+		[][]byte{goodHandshake, frame(wire.FrameCallRequest, wire.CodecJSON, conformancetest.Echo, text("x"))},
 		nil, wire.CloseProtocolError, []string{"CALL_REQUEST"}},
 	{"Spec5_2_SecondHandshake", onBoth,
 		[][]byte{goodHandshake, goodHandshake},
 		nil, wire.CloseProtocolError, []string{"HANDSHAKE"}},
 	{"Spec3_DatagramForReliableEvent", onBoth,
 		[][]byte{goodHandshake}, wire.AppendDatagram(nil, wire.Datagram{
-			Codec: wire.CodecJSON, EventID: conformance.Shout, Origin: 1, Seq: 1, Payload: text("x")}),
+			Codec: wire.CodecJSON, EventID: conformancetest.Shout, Origin: 1, Seq: 1, Payload: text("x")}),
 		wire.CloseProtocolError, []string{"datagram", "event 'shout'", "reliable"}},
 	{"Spec5_3_DatagramCodecMismatch", onBoth,
 		[][]byte{goodHandshake}, wire.AppendDatagram(nil, wire.Datagram{
-			Codec: wire.CodecBytes, EventID: conformance.Move, Origin: 1, Seq: 1, Payload: []byte(`{"x":1,"y":2}`)}),
+			Codec: wire.CodecBytes, EventID: conformancetest.Move, Origin: 1, Seq: 1, Payload: []byte(`{"x":1,"y":2}`)}),
 		wire.CloseProtocolError, []string{"event 'move'", "payload", "bytes"}},
 	{"Spec3_3_DatagramFrameOnWebTransport", wtOnly,
 		[][]byte{goodHandshake, frame(wire.FrameDatagram, wire.CodecJSON, 0, wire.AppendDatagram(nil, wire.Datagram{
-			Codec: wire.CodecJSON, EventID: conformance.Move, Origin: 1, Seq: 1, Payload: []byte(`{"x":1,"y":2}`)}))},
+			Codec: wire.CodecJSON, EventID: conformancetest.Move, Origin: 1, Seq: 1, Payload: []byte(`{"x":1,"y":2}`)}))},
 		nil, wire.CloseProtocolError, []string{"DATAGRAM", "WebTransport"}},
 }
 

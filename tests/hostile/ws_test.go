@@ -6,8 +6,8 @@ import (
 
 	cws "github.com/coder/websocket"
 
-	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
 	"github.com/transport-io/tiogen/runtime/wire"
+	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
 
 // §3.3: a text message on the WebSocket mapping is a protocol error:
@@ -15,7 +15,7 @@ import (
 func TestSpec3_3_HostileTextMessageIsProtocolError(t *testing.T) {
 	p := startServer(t).dialWS(t)
 	p.write(t, goodHandshake)
-	if err := p.c.Write(testCtx(t), cws.MessageText, frame(wire.FrameEmit, wire.CodecJSON, conformance.Shout, text("x"))); err != nil {
+	if err := p.c.Write(conformancetest.Context(t), cws.MessageText, frame(wire.FrameEmit, wire.CodecJSON, conformancetest.Shout, text("x"))); err != nil {
 		t.Fatal(err)
 	}
 	code, reason := p.closed(t)
@@ -28,7 +28,7 @@ func TestSpec3_3_HostileTextMessageIsProtocolError(t *testing.T) {
 // carrying a move datagram with the given sequence.
 func moveFrame(seq uint32, payload string) []byte {
 	return frame(wire.FrameDatagram, wire.CodecJSON, 0, wire.AppendDatagram(nil, wire.Datagram{
-		Codec: wire.CodecJSON, EventID: conformance.Move, Origin: 1, Seq: seq, Payload: []byte(payload)}))
+		Codec: wire.CodecJSON, EventID: conformancetest.Move, Origin: 1, Seq: seq, Payload: []byte(payload)}))
 }
 
 // §3.3, §7.3: on the WebSocket a DATAGRAM frame is applied as a datagram:
@@ -56,14 +56,14 @@ func TestSpec7_3_HostileStaleDatagramFramesDiscarded(t *testing.T) {
 			t.Fatalf("server sent %s codec %s event %d, want a DATAGRAM frame", f.Type, f.Codec, f.EventID)
 		}
 		d, ok, err := wire.ParseDatagram(f.Payload)
-		if err != nil || !ok || d.EventID != conformance.Move || string(d.Payload) != want {
+		if err != nil || !ok || d.EventID != conformancetest.Move || string(d.Payload) != want {
 			t.Fatalf("echo %+v (%v), want move %s", d, err, want)
 		}
 	}
 	// Everything after the stale ones arrived, so they were read and
 	// dropped; the session is still up.
-	p.write(t, frame(wire.FrameEmit, wire.CodecJSON, conformance.Shout, text("up")))
-	if f := nextFrame(t, p.frames); f.Type != wire.FrameEmit || f.EventID != conformance.Heard {
+	p.write(t, frame(wire.FrameEmit, wire.CodecJSON, conformancetest.Shout, text("up")))
+	if f := nextFrame(t, p.frames); f.Type != wire.FrameEmit || f.EventID != conformancetest.Heard {
 		t.Fatalf("after the datagrams the server sent %s %d", f.Type, f.EventID)
 	}
 }

@@ -12,17 +12,19 @@ import (
 	"time"
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/wire"
+	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
 
 // §3.2, §6.2, §6.3: echo returns its request over a real call stream.
 func TestConformanceEchoReturnsRequest(t *testing.T) {
-	noLeak(t)
+	leakcheck.Check(t, wait)
 	cl := startServer(t, "").client(t)
 	for _, s := range []string{"", "hello", "ünïcødé ✓", string(make([]byte, 70_000))} {
 		req := text(s)
-		resp, err := cl.Call(testCtx(t), conformance.Echo, req)
+		resp, err := cl.Call(conformancetest.Context(t), conformancetest.Echo, req)
 		if err != nil || !bytes.Equal(resp, req) {
 			t.Fatalf("echo %.40q: %.60q, %v", s, resp, err)
 		}
@@ -33,11 +35,11 @@ func TestConformanceEchoReturnsRequest(t *testing.T) {
 // the session stays up.
 func TestConformanceFailIsCallError(t *testing.T) {
 	cl := startServer(t, "").client(t)
-	_, err := cl.Call(testCtx(t), conformance.Fail, text("as asked"))
+	_, err := cl.Call(conformancetest.Context(t), conformancetest.Fail, text("as asked"))
 	if e := wantCode(t, err, wire.HandlerError); e.Message != "as asked" {
 		t.Fatalf("message %q, want the request's text", e.Message)
 	}
-	if _, err := cl.Call(testCtx(t), conformance.Echo, text("still up")); err != nil {
+	if _, err := cl.Call(conformancetest.Context(t), conformancetest.Echo, text("still up")); err != nil {
 		t.Fatalf("after a CALL_ERROR: %v", err)
 	}
 }
@@ -47,10 +49,10 @@ func TestConformanceFailIsCallError(t *testing.T) {
 func TestConformanceInvalidRequestIsValidationFailed(t *testing.T) {
 	cl := startServer(t, "").client(t)
 	for _, req := range []string{`{"txt":"x"}`, `{"text":1}`, `[]`} {
-		_, err := cl.Call(testCtx(t), conformance.Echo, []byte(req))
+		_, err := cl.Call(conformancetest.Context(t), conformancetest.Echo, []byte(req))
 		wantCode(t, err, wire.ValidationFailed)
 	}
-	_, err := collect(testCtx(t), cl, conformance.Count, []byte(`{"n":1000001}`))
+	_, err := collect(conformancetest.Context(t), cl, conformancetest.Count, []byte(`{"n":1000001}`))
 	wantCode(t, err, wire.ValidationFailed)
 }
 
@@ -58,10 +60,10 @@ func TestConformanceInvalidRequestIsValidationFailed(t *testing.T) {
 // credit window (32, refilled by 16) many times over; zero elements is a
 // complete sequence.
 func TestSpec6_6_ConformanceCountThroughCreditWindow(t *testing.T) {
-	noLeak(t)
+	leakcheck.Check(t, wait)
 	cl := startServer(t, "").client(t)
 	for _, n := range []int{0, 1, 32, 33, 100, 5000} {
-		got, err := collect(testCtx(t), cl, conformance.Count, jsonOf(map[string]int{"n": n}))
+		got, err := collect(conformancetest.Context(t), cl, conformancetest.Count, jsonOf(map[string]int{"n": n}))
 		if err != nil || !slices.Equal(got, items(n)) {
 			t.Fatalf("count %d: %d elements, %v", n, len(got), err)
 		}
@@ -73,7 +75,7 @@ func TestSpec6_6_ConformanceCountThroughCreditWindow(t *testing.T) {
 func TestSpec6_4_ConformanceCountThenFail(t *testing.T) {
 	cl := startServer(t, "").client(t)
 	for _, n := range []int{0, 5, 40} {
-		got, err := collect(testCtx(t), cl, conformance.CountThenFail, jsonOf(map[string]int{"n": n}))
+		got, err := collect(conformancetest.Context(t), cl, conformancetest.CountThenFail, jsonOf(map[string]int{"n": n}))
 		wantCode(t, err, wire.HandlerError)
 		if !slices.Equal(got, items(n)) {
 			t.Fatalf("countThenFail %d: %v before the error", n, got)
@@ -84,25 +86,25 @@ func TestSpec6_4_ConformanceCountThenFail(t *testing.T) {
 // §8: hang answers nothing; cancelling the call resets it WT_ABORTED, and
 // the session ending rejects a pending call WT_SESSION_CLOSED (§11).
 func TestSpec8_ConformanceHangCancelledAndSessionEnd(t *testing.T) {
-	noLeak(t)
+	leakcheck.Check(t, wait)
 	srv := startServer(t, "")
 	cl := srv.client(t)
 	// hang does not answer within the caller's deadline, which cancels it
 	// (§8: the stream is reset WT_ABORTED).
-	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(conformancetest.Context(t), 300*time.Millisecond)
 	defer cancel()
 	errc := make(chan error, 1)
-	_, err := cl.Call(ctx, conformance.Hang, text("wait"))
+	_, err := cl.Call(ctx, conformancetest.Hang, text("wait"))
 	if e := wantCode(t, err, wire.Aborted); !errors.Is(e, context.DeadlineExceeded) {
 		t.Fatalf("hang ended with %v, want its deadline", err)
 	}
-	if _, err := cl.Call(testCtx(t), conformance.Echo, text("up")); err != nil {
+	if _, err := cl.Call(conformancetest.Context(t), conformancetest.Echo, text("up")); err != nil {
 		t.Fatalf("after a cancelled call: %v", err)
 	}
 
 	other := srv.client(t)
 	go func() {
-		_, err := other.Call(testCtx(t), conformance.Hang, text("wait"))
+		_, err := other.Call(conformancetest.Context(t), conformancetest.Hang, text("wait"))
 		errc <- err
 	}()
 	// A call made before the close is pending or refused: either way it
@@ -118,7 +120,7 @@ func TestSpec5_1_ConformanceBlobSameBytes(t *testing.T) {
 	for _, n := range []int{1, 255, 64 << 10, 3 << 20} {
 		b := make([]byte, n)
 		_, _ = rand.Read(b)
-		resp, err := cl.Call(testCtx(t), conformance.Blob, b)
+		resp, err := cl.Call(conformancetest.Context(t), conformancetest.Blob, b)
 		if err != nil || !bytes.Equal(resp, b) {
 			t.Fatalf("blob of %d bytes: %d bytes back, %v", n, len(resp), err)
 		}
@@ -139,14 +141,14 @@ func TestConformanceShoutHeardBySenderOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			heardA, heardB := listen(a, conformance.Heard), listen(b, conformance.Heard)
-			if err := a.Emit(conformance.Shout, text("from a")); err != nil {
+			heardA, heardB := listen(a, conformancetest.Heard), listen(b, conformancetest.Heard)
+			if err := a.Emit(conformancetest.Shout, text("from a")); err != nil {
 				t.Fatal(err)
 			}
 			heardA.want(t, string(text("from a")))
 			// Had the server sent a's heard to b too, it would be queued
 			// ahead of b's own: b's first heard must be its own.
-			if err := b.Emit(conformance.Shout, text("from b")); err != nil {
+			if err := b.Emit(conformancetest.Shout, text("from b")); err != nil {
 				t.Fatal(err)
 			}
 			heardB.want(t, string(text("from b")))
@@ -159,13 +161,13 @@ func TestConformanceShoutHeardBySenderOnly(t *testing.T) {
 // every member of every room the sender is in, the sender included, and no
 // one else.
 func TestSpec6_5_ConformanceRoomsAndSay(t *testing.T) {
-	noLeak(t)
+	leakcheck.Check(t, wait)
 	srv := startServer(t, "")
 	a, b, c, d := srv.client(t), srv.client(t), srv.client(t), srv.client(t)
-	saidA, saidB, saidC, saidD := listen(a, conformance.Said), listen(b, conformance.Said), listen(c, conformance.Said), listen(d, conformance.Said)
+	saidA, saidB, saidC, saidD := listen(a, conformancetest.Said), listen(b, conformancetest.Said), listen(c, conformancetest.Said), listen(d, conformancetest.Said)
 	enter := func(cl *tio.Client, name string) {
 		t.Helper()
-		resp, err := cl.Call(testCtx(t), conformance.Enter, room(name))
+		resp, err := cl.Call(conformancetest.Context(t), conformancetest.Enter, room(name))
 		if err != nil || string(resp) != string(room(name)) {
 			t.Fatalf("enter %s: %s, %v", name, resp, err)
 		}
@@ -176,7 +178,7 @@ func TestSpec6_5_ConformanceRoomsAndSay(t *testing.T) {
 	enter(c, "r2")
 	enter(d, "r3")
 
-	if err := a.Emit(conformance.Say, text("hello")); err != nil {
+	if err := a.Emit(conformancetest.Say, text("hello")); err != nil {
 		t.Fatal(err)
 	}
 	// a is in r1 and r3: it hears itself once per room.
@@ -185,7 +187,7 @@ func TestSpec6_5_ConformanceRoomsAndSay(t *testing.T) {
 	saidB.want(t, string(text("hello")))
 	saidD.want(t, string(text("hello")))
 	// c is in r2 alone; its first said is its own.
-	if err := c.Emit(conformance.Say, text("c")); err != nil {
+	if err := c.Emit(conformancetest.Say, text("c")); err != nil {
 		t.Fatal(err)
 	}
 	saidC.want(t, string(text("c")))
@@ -194,11 +196,11 @@ func TestSpec6_5_ConformanceRoomsAndSay(t *testing.T) {
 		t.Fatalf("a's rooms %v", got)
 	}
 
-	resp, err := a.Call(testCtx(t), conformance.Exit, room("r3"))
+	resp, err := a.Call(conformancetest.Context(t), conformancetest.Exit, room("r3"))
 	if err != nil || string(resp) != string(room("r3")) {
 		t.Fatalf("exit: %s, %v", resp, err)
 	}
-	if err := a.Emit(conformance.Say, text("again")); err != nil {
+	if err := a.Emit(conformancetest.Say, text("again")); err != nil {
 		t.Fatal(err)
 	}
 	saidA.want(t, string(text("again")))
@@ -207,11 +209,11 @@ func TestSpec6_5_ConformanceRoomsAndSay(t *testing.T) {
 		t.Fatalf("a's rooms after exit %v", got)
 	}
 	// d left no room but a left r3: d's next said is its own.
-	if err := d.Emit(conformance.Say, text("d")); err != nil {
+	if err := d.Emit(conformancetest.Say, text("d")); err != nil {
 		t.Fatal(err)
 	}
 	saidD.want(t, string(text("d")))
-	_, err = a.Call(testCtx(t), conformance.Enter, room(""))
+	_, err = a.Call(conformancetest.Context(t), conformancetest.Enter, room(""))
 	wantCode(t, err, wire.ValidationFailed)
 }
 
@@ -222,17 +224,17 @@ func TestSpec6_5_ConformanceRoomsAndSay(t *testing.T) {
 func TestSpec7_ConformanceMoveRoundTrip(t *testing.T) {
 	for _, m := range mappings {
 		t.Run(m.name, func(t *testing.T) {
-			noLeak(t)
+			leakcheck.Check(t, wait)
 			srv := startServer(t, "")
 			cl, err := m.dial(srv, t, conformance.Contract, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			moves := listen(cl, conformance.Move)
-			ctx := testCtx(t)
+			moves := listen(cl, conformancetest.Move)
+			ctx := conformancetest.Context(t)
 			for i := 0; ; i++ {
 				p := jsonOf(map[string]float64{"x": float64(i), "y": 0.5})
-				if err := cl.SendDatagram(conformance.Move, p); err != nil {
+				if err := cl.SendDatagram(conformancetest.Move, p); err != nil {
 					t.Fatal(err)
 				}
 				select {
@@ -266,15 +268,15 @@ func TestConformanceStatsAreTheCallersCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	bystander := srv.client(t)
-	heard := listen(cl, conformance.Heard)
+	heard := listen(cl, conformancetest.Heard)
 	for _, step := range []struct {
 		event   uint32
 		payload string
 	}{
-		{conformance.Shout, `{"nope":1}`},
-		{conformance.Shout, `not json`},
+		{conformancetest.Shout, `{"nope":1}`},
+		{conformancetest.Shout, `not json`},
 		{wire.EventID("ghost"), `{}`},
-		{conformance.Shout, string(text("marker"))},
+		{conformancetest.Shout, string(text("marker"))},
 	} {
 		if err := cl.Emit(step.event, []byte(step.payload)); err != nil {
 			t.Fatal(err)
@@ -282,25 +284,21 @@ func TestConformanceStatsAreTheCallersCounters(t *testing.T) {
 	}
 	// The marker's heard means the server read everything before it.
 	heard.want(t, string(text("marker")))
-	resp, err := cl.Call(testCtx(t), conformance.Stats, text(""))
+	resp, err := cl.Call(conformancetest.Context(t), conformancetest.Stats, text(""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st map[string]int64
+	// The generated type reads the counters, int64 as decimal strings
+	// (docs/contract-language.md), and validates them.
+	var st conformance.Stats
 	if err := json.Unmarshal(resp, &st); err != nil {
-		t.Fatal(err)
+		t.Fatalf("stats %s: %v", resp, err)
 	}
-	want := map[string]int64{"overflowDropped": 0, "staleDropped": 0, "staleReceived": 0, "unknownDropped": 1, "validationDropped": 2}
-	if len(st) != len(want) {
-		t.Fatalf("stats %s", resp)
+	if want := (conformance.Stats{UnknownDropped: 1, ValidationDropped: 2}); st != want {
+		t.Fatalf("stats %s, want %+v", resp, want)
 	}
-	for k, v := range want {
-		if st[k] != v {
-			t.Fatalf("stats %s, want %v", resp, want)
-		}
-	}
-	resp, err = bystander.Call(testCtx(t), conformance.Stats, text(""))
-	if err != nil || string(resp) != `{"overflowDropped":0,"staleDropped":0,"staleReceived":0,"unknownDropped":0,"validationDropped":0}` {
+	resp, err = bystander.Call(conformancetest.Context(t), conformancetest.Stats, text(""))
+	if err != nil || string(resp) != `{"overflowDropped":"0","staleDropped":"0","staleReceived":"0","unknownDropped":"0","validationDropped":"0"}` {
 		t.Fatalf("another session's stats %s, %v", resp, err)
 	}
 }
@@ -309,10 +307,10 @@ func TestConformanceStatsAreTheCallersCounters(t *testing.T) {
 // as credit lets it, and breaking out of the sequence resets the stream
 // WT_ABORTED (§8) with the session still up.
 func TestSpec8_ConformanceCountMillionStoppedEarly(t *testing.T) {
-	noLeak(t)
+	leakcheck.Check(t, wait)
 	cl := startServer(t, "").client(t)
 	got := 0
-	for elem, err := range cl.Stream(testCtx(t), conformance.Count, []byte(`{"n":1000000}`)) {
+	for elem, err := range cl.Stream(conformancetest.Context(t), conformancetest.Count, []byte(`{"n":1000000}`)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +321,7 @@ func TestSpec8_ConformanceCountMillionStoppedEarly(t *testing.T) {
 			break
 		}
 	}
-	if _, err := cl.Call(testCtx(t), conformance.Echo, text("after")); err != nil {
+	if _, err := cl.Call(conformancetest.Context(t), conformancetest.Echo, text("after")); err != nil {
 		t.Fatalf("after breaking out of a stream: %v", err)
 	}
 }

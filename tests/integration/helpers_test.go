@@ -5,65 +5,35 @@ package integration
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
-	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport/websocket"
 	"github.com/transport-io/tiogen/runtime/wire"
+	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
 
-// wait bounds every wait of this suite; nothing here should take a tenth
-// of it.
-const wait = 10 * time.Second
+// wait bounds every wait of this suite.
+const wait = conformancetest.Wait
 
-type server struct {
-	*conformance.Server
-	cert *devcert.Cert
-}
+type server struct{ *conformancetest.Server }
 
-// startServer runs a conformance server on a free port of 127.0.0.1 with a
-// fresh development certificate; token "" admits everyone.
+// startServer runs a conformance server; token "" admits everyone.
 func startServer(t *testing.T, token string) *server {
 	t.Helper()
-	cert, err := devcert.Mint(time.Now(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := conformance.Listen(conformance.Config{Addr: "127.0.0.1:0", Dev: cert, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
-	return &server{srv, cert}
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	t.Cleanup(cancel)
-	return ctx
+	return &server{conformancetest.Start(t, conformance.Config{Token: token})}
 }
 
 // dialWT opens a WebTransport session of contract c.
 func (s *server) dialWT(t *testing.T, c *tio.Contract, query string) (*tio.Client, error) {
 	t.Helper()
-	cl, err := endpoint.Dial(testCtx(t), s.Ready().URL+query, c, endpoint.WithCertHashes(s.cert.SHA256))
+	cl, err := endpoint.Dial(conformancetest.Context(t), s.Ready().URL+query, c, endpoint.WithCertHashes(s.Cert.SHA256))
 	if err == nil {
 		closeAtEnd(t, cl)
 	}
@@ -73,8 +43,8 @@ func (s *server) dialWT(t *testing.T, c *tio.Contract, query string) (*tio.Clien
 // dialWS opens a WebSocket-mapping session of contract c.
 func (s *server) dialWS(t *testing.T, c *tio.Contract, query string) (*tio.Client, error) {
 	t.Helper()
-	ctx := testCtx(t)
-	conn, err := websocket.Dial(ctx, s.Ready().WS+query, websocket.DialOptions{TLSConfig: pinned(s.cert)})
+	ctx := conformancetest.Context(t)
+	conn, err := websocket.Dial(ctx, s.Ready().WS+query, websocket.DialOptions{TLSConfig: conformancetest.Pinned(s.Cert)})
 	if err != nil {
 		return nil, err
 	}
@@ -108,20 +78,6 @@ func closeAtEnd(t *testing.T, cl *tio.Client) {
 		_ = cl.Close(tio.NoError, "")
 		_ = cl.Wait()
 	})
-}
-
-// pinned verifies a wss:// server by the certificate's SHA-256, as
-// WebTransport's serverCertificateHashes does.
-func pinned(cert *devcert.Cert) *tls.Config {
-	return &tls.Config{
-		InsecureSkipVerify: true, // replaced by the pin check
-		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-			if len(raw) == 0 || sha256.Sum256(raw[0]) != cert.SHA256 {
-				return errors.New("the server's certificate is not the pinned one")
-			}
-			return nil
-		},
-	}
 }
 
 // inbox records what a client receives of one event, in order.
@@ -196,20 +152,4 @@ func items(n int) []string {
 		out[i] = fmt.Sprintf(`{"i":%d}`, i)
 	}
 	return out
-}
-
-// noLeak checks that a test's goroutines are gone once its cleanups ran.
-func noLeak(t *testing.T) {
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(wait)
-		for runtime.NumGoroutine() > base {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Errorf("%d goroutines left, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
 }

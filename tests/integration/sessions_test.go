@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
+	"github.com/transport-io/tiogen/internal/leakcheck"
 	"github.com/transport-io/tiogen/runtime/wire"
+	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
 
 // §4, §4.3: with a token configured, a peer without it is refused
@@ -30,8 +32,8 @@ func TestSpec4_ConformanceRefusesWithoutToken(t *testing.T) {
 			if err != nil {
 				t.Fatalf("with the token: %v", err)
 			}
-			heard := listen(cl, conformance.Heard)
-			if err := cl.Emit(conformance.Shout, text("in")); err != nil {
+			heard := listen(cl, conformancetest.Heard)
+			if err := cl.Emit(conformancetest.Shout, text("in")); err != nil {
 				t.Fatal(err)
 			}
 			heard.want(t, string(text("in")))
@@ -47,12 +49,12 @@ func TestSpec3_3_ConformanceCallOnWebSocketIsLaneUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cl.Call(testCtx(t), conformance.Echo, text("x"))
+	_, err = cl.Call(conformancetest.Context(t), conformancetest.Echo, text("x"))
 	wantCode(t, err, wire.LaneUnavailable)
-	_, err = collect(testCtx(t), cl, conformance.Count, []byte(`{"n":3}`))
+	_, err = collect(conformancetest.Context(t), cl, conformancetest.Count, []byte(`{"n":3}`))
 	wantCode(t, err, wire.LaneUnavailable)
-	heard := listen(cl, conformance.Heard)
-	if err := cl.Emit(conformance.Shout, text("still up")); err != nil {
+	heard := listen(cl, conformancetest.Heard)
+	if err := cl.Emit(conformancetest.Shout, text("still up")); err != nil {
 		t.Fatal(err)
 	}
 	heard.want(t, string(text("still up")))
@@ -61,7 +63,7 @@ func TestSpec3_3_ConformanceCallOnWebSocketIsLaneUnavailable(t *testing.T) {
 // Graceful shutdown closes every session on both mappings WT_NO_ERROR, and
 // the clients learn it (§10.2, §11).
 func TestConformanceShutdownClosesSessionsNoError(t *testing.T) {
-	noLeak(t)
+	leakcheck.Check(t, wait)
 	srv := startServer(t, "")
 	wt, err := srv.dialWT(t, conformance.Contract, "")
 	if err != nil {

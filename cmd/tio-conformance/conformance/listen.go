@@ -1,3 +1,11 @@
+// Package conformance is the conformance server of transport-io: the
+// contract of testdata/conformance/conformance.tio served with fixed
+// behaviour (issue 4), over WebTransport and the WebSocket mapping on one
+// address, so any peer can be tested against this implementation.
+//
+// Its Go API (types, Contract, Handler, Server, Client) is generated from
+// the .tio file into conformance.tio.go; handler.go is the behaviour and
+// this file the listener.
 package conformance
 
 import (
@@ -14,12 +22,16 @@ import (
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/websocket"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
+
+// Path is where the server serves the contract, on both mappings.
+const Path = "/conformance"
 
 // RefusalReason is the reason of the refusal (WT_UNAUTHORIZED, §4) of a
 // peer without the configured token.
@@ -60,95 +72,93 @@ type Ready struct {
 	WS         string `json:"ws"`
 }
 
-// Server is a running conformance server.
-type Server struct {
-	engine *tio.Server
-	ws     *websocket.Handler
-	// wt serves WebTransport and, on its TCP side, the WebSocket mapping;
-	// plain serves the WebSocket mapping alone. One of them is set.
-	wt    *webtransport.Server
+// Listener is a running conformance server.
+type Listener struct {
+	engine *Server
+	// both serves WebTransport and the WebSocket mapping; plain serves the
+	// WebSocket mapping alone with ws. Either both or plain is set.
+	both  *endpoint.Listener
+	ws    *websocket.Handler
 	plain *http.Server
 	ready Ready
 }
+
+// anyOrigin admits a browser's WebSocket upgrade from a page of any origin,
+// as over WebTransport: the door is the query's token, never a cookie.
+var anyOrigin = []string{"*"}
 
 // Listen starts a conformance server: the contract on Path over
 // WebTransport and, on the same TCP address, over the WebSocket mapping
 // (allowed: the contract's one unreliable event, move, declares fallback
 // newest, §7.6).
-func Listen(cfg Config) (*Server, error) {
-	certs := 0
+func Listen(cfg Config) (*Listener, error) {
+	modes := 0
 	for _, set := range []bool{cfg.Dev != nil, cfg.TLSConfig != nil, cfg.WebSocketOnly} {
 		if set {
-			certs++
+			modes++
 		}
 	}
-	if certs != 1 {
+	if modes != 1 {
 		return nil, errors.New("conformance: set exactly one of Config.Dev, Config.TLSConfig and Config.WebSocketOnly")
 	}
-	engine, err := NewEngine(tio.ServerOptions{Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout}})
+	engine, err := newEngine(tio.ServerOptions{Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout}})
 	if err != nil {
 		return nil, err
 	}
-	authorize := authorizeToken(cfg.Token)
-	serve := func(c transport.Conn, _ *transport.Request, data any) { _ = engine.Serve(c, data) }
-	s := &Server{
-		engine: engine,
-		ws: &websocket.Handler{
-			Path:      Path,
-			Authorize: authorize,
-			OnSession: serve,
-			Options:   cfg.WebSocket,
-			Logger:    cfg.Logger,
-			// The door is the query's token, never a cookie, so a page of
-			// any origin may connect, as over WebTransport.
-			InsecureSkipOriginCheck: true,
-		},
-	}
+	l := &Listener{engine: engine}
 	if cfg.WebSocketOnly {
-		err = s.listenPlain(cfg.Addr)
+		err = l.listenPlain(cfg)
 	} else {
-		err = s.listenWebTransport(cfg, authorize, serve)
+		err = l.listenBoth(cfg)
 	}
 	if err != nil {
 		_ = engine.Close()
 		return nil, err
 	}
-	return s, nil
+	return l, nil
 }
 
-func (s *Server) listenWebTransport(cfg Config, authorize transport.AuthorizeFunc, serve transport.SessionHandler) error {
-	wts, err := webtransport.Listen(webtransport.Options{
-		Addr:             cfg.Addr,
-		Path:             Path,
-		TLSConfig:        cfg.TLSConfig,
-		Dev:              cfg.Dev,
-		Authorize:        authorize,
-		Handler:          serve,
-		TCPHandler:       s.ws,
-		HandshakeTimeout: cfg.HandshakeTimeout,
-		Logger:           cfg.Logger,
+func (l *Listener) listenBoth(cfg Config) error {
+	both, err := endpoint.Listen(l.engine.Server, endpoint.Options{
+		Options: webtransport.Options{
+			Addr:      cfg.Addr,
+			Path:      Path,
+			TLSConfig: cfg.TLSConfig,
+			Dev:       cfg.Dev,
+			Authorize: authorizeToken(cfg.Token),
+			Logger:    cfg.Logger,
+		},
+		WebSocket:        cfg.WebSocket,
+		WebSocketOrigins: anyOrigin,
 	})
 	if err != nil {
 		return err
 	}
-	s.wt = wts
-	tcp := wts.TCPAddr().String()
-	s.ready = Ready{URL: wts.URL(), CertSHA256: certHash(cfg), TCP: tcp, WS: "wss://" + tcp + Path}
+	l.both = both
+	l.ready = Ready{URL: both.URL(), CertSHA256: certHash(cfg), TCP: both.TCPAddr().String(), WS: both.WebSocketURL()}
 	return nil
 }
 
-func (s *Server) listenPlain(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+func (l *Listener) listenPlain(cfg Config) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return wire.Errorf(wire.PortInUse, "TCP port %s is held by another process: %w", addr, err)
+			return wire.Errorf(wire.PortInUse, "TCP port %s is held by another process: %w", cfg.Addr, err)
 		}
 		return fmt.Errorf("conformance: %w", err)
 	}
-	s.plain = &http.Server{Handler: s.ws, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.plain.Serve(ln) }()
+	l.ws = &websocket.Handler{
+		Path:           Path,
+		Authorize:      authorizeToken(cfg.Token),
+		OnSession:      func(c transport.Conn, _ *transport.Request, data any) { _ = l.engine.Serve(c, data) },
+		Options:        cfg.WebSocket,
+		OriginPatterns: anyOrigin,
+		Logger:         cfg.Logger,
+	}
+	l.plain = &http.Server{Handler: l.ws, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = l.plain.Serve(ln) }()
 	tcp := ln.Addr().String()
-	s.ready = Ready{TCP: tcp, WS: "ws://" + tcp + Path}
+	l.ready = Ready{TCP: tcp, WS: "ws://" + tcp + Path}
 	return nil
 }
 
@@ -179,19 +189,18 @@ func certHash(cfg Config) string {
 }
 
 // Ready reports where the server listens.
-func (s *Server) Ready() Ready { return s.ready }
+func (l *Listener) Ready() Ready { return l.ready }
 
 // Shutdown stops accepting, closes every session WT_NO_ERROR on both
 // mappings and waits for them until ctx ends, then releases the ports.
-func (s *Server) Shutdown(ctx context.Context) error {
-	errWS := s.ws.Shutdown(ctx)
-	var errListener error
-	if s.wt != nil {
-		errListener = s.wt.Shutdown(ctx)
+func (l *Listener) Shutdown(ctx context.Context) error {
+	var err error
+	if l.both != nil {
+		err = l.both.Shutdown(ctx)
 	} else {
-		// The sessions were hijacked and are closed above; this closes
-		// the listener.
-		errListener = s.plain.Shutdown(ctx)
+		// The sessions were hijacked from plain and are closed by ws;
+		// plain's shutdown closes the listener.
+		err = errors.Join(l.ws.Shutdown(ctx), l.plain.Shutdown(ctx))
 	}
-	return errors.Join(errWS, errListener, s.engine.Close())
+	return errors.Join(err, l.engine.Close())
 }
