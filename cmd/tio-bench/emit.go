@@ -138,21 +138,63 @@ type rawReceipt struct {
 	err    error
 }
 
+// ourServer is a tio server on one of our listeners, as the emit scenarios
+// use it.
+type ourServer interface {
+	server() *tio.Server
+	dialCounting(ctx context.Context, w *writeCounter) (*tio.Client, error)
+	close()
+}
+
+func (o *ourWT) server() *tio.Server { return o.srv }
+func (o *ourWS) server() *tio.Server { return o.srv }
+
+// emitMapping is what differs between the WebTransport and the WebSocket
+// emit scenarios: our server, the raw program, and how they are described.
+type emitMapping struct {
+	start            func() (ourServer, error)
+	raw              func(ctx context.Context, cfg config, payload []byte) (float64, error)
+	oursWhere, rawIs string
+}
+
+var (
+	wtEmitMapping = emitMapping{
+		start:     func() (ourServer, error) { return startOurWT(tio.ServerOptions{}) },
+		raw:       wtEmitRaw,
+		oursWhere: "client→server",
+		rawIs:     "the same frames, %d per Write on one uni stream",
+	}
+	wsEmitMapping = emitMapping{
+		start:     func() (ourServer, error) { return startOurWS(tio.ServerOptions{}) },
+		raw:       wsEmitRaw,
+		oursWhere: "client→server over ws://",
+		rawIs:     "coder/websocket, the same frames %d per binary message",
+	}
+)
+
 func runWTEmit(ctx context.Context, cfg config) ([]sample, error) {
+	return runEmit(ctx, cfg, wtEmitMapping)
+}
+
+func runWSEmit(ctx context.Context, cfg config) ([]sample, error) {
+	return runEmit(ctx, cfg, wsEmitMapping)
+}
+
+func runEmit(ctx context.Context, cfg config, m emitMapping) ([]sample, error) {
 	var out []sample
 	for _, size := range cfg.sizes {
 		payload := jsonPayload(size)
-		ours, err := wtEmitOurs(ctx, cfg, payload)
+		ours, err := emitOursOn(ctx, cfg, m, payload)
 		if err != nil {
 			return nil, fmt.Errorf("ours %d B: %w", size, err)
 		}
-		raw, err := wtEmitRaw(ctx, cfg, payload)
+		raw, err := m.raw(ctx, cfg, payload)
 		if err != nil {
 			return nil, fmt.Errorf("raw %d B: %w", size, err)
 		}
 		out = append(out, sample{
 			Figure: "emit", Size: size, Unit: "frames/s", Ours: ours.perSec, Raw: raw, HasRaw: true, Target: 0.8,
-			Note: fmt.Sprintf("client→server; ours: Emit paced by %s, counted in the server's handler; raw: the same frames, %d per Write on one uni stream, counted by bytes read", cfg.paceNote(), cfg.batch),
+			Note: fmt.Sprintf("%s; ours: Emit paced by %s, counted in the server's handler; raw: "+m.rawIs+", counted by bytes read", m.oursWhere, cfg.paceNote(), cfg.batch),
 		}, sample{
 			Figure: "emit frames per Write", Size: size, Unit: "frames", Ours: ours.framesPerWrite, Raw: float64(cfg.batch), HasRaw: true,
 			Note: "ours: the client's emit-stream Writes counted through a wrapped transport.Conn; raw: the fixed batch",
@@ -161,14 +203,14 @@ func runWTEmit(ctx context.Context, cfg config) ([]sample, error) {
 	return out, nil
 }
 
-func wtEmitOurs(ctx context.Context, cfg config, payload []byte) (emitResult, error) {
+func emitOursOn(ctx context.Context, cfg config, m emitMapping, payload []byte) (emitResult, error) {
 	p := newPacer(cfg.window)
-	o, err := startOurWT(tio.ServerOptions{})
+	o, err := m.start()
 	if err != nil {
 		return emitResult{}, err
 	}
 	defer o.close()
-	o.srv.HandleEmit(evPing, func(*tio.Peer, []byte) error { p.received(); return nil })
+	o.server().HandleEmit(evPing, func(*tio.Peer, []byte) error { p.received(); return nil })
 	var w writeCounter
 	c, err := o.dialCounting(ctx, &w)
 	if err != nil {
@@ -259,46 +301,6 @@ func awaitRaw(ctx context.Context, done <-chan rawReceipt, sent int64, start tim
 	case <-ctx.Done():
 		return 0, fmt.Errorf("raw receiver: %w", ctx.Err())
 	}
-}
-
-func runWSEmit(ctx context.Context, cfg config) ([]sample, error) {
-	var out []sample
-	for _, size := range cfg.sizes {
-		payload := jsonPayload(size)
-		ours, err := wsEmitOurs(ctx, cfg, payload)
-		if err != nil {
-			return nil, fmt.Errorf("ours %d B: %w", size, err)
-		}
-		raw, err := wsEmitRaw(ctx, cfg, payload)
-		if err != nil {
-			return nil, fmt.Errorf("raw %d B: %w", size, err)
-		}
-		out = append(out, sample{
-			Figure: "emit", Size: size, Unit: "frames/s", Ours: ours.perSec, Raw: raw, HasRaw: true, Target: 0.8,
-			Note: fmt.Sprintf("client→server over ws://; ours: Emit paced by %s, counted in the server's handler; raw: coder/websocket, the same frames %d per binary message, counted by bytes read", cfg.paceNote(), cfg.batch),
-		}, sample{
-			Figure: "emit frames per Write", Size: size, Unit: "frames", Ours: ours.framesPerWrite, Raw: float64(cfg.batch), HasRaw: true,
-			Note: "ours: the client's emit-stream Writes counted through a wrapped transport.Conn; raw: the fixed batch",
-		})
-	}
-	return out, nil
-}
-
-func wsEmitOurs(ctx context.Context, cfg config, payload []byte) (emitResult, error) {
-	p := newPacer(cfg.window)
-	o, err := startOurWS(tio.ServerOptions{})
-	if err != nil {
-		return emitResult{}, err
-	}
-	defer o.close()
-	o.srv.HandleEmit(evPing, func(*tio.Peer, []byte) error { p.received(); return nil })
-	var w writeCounter
-	c, err := o.dialCounting(ctx, &w)
-	if err != nil {
-		return emitResult{}, err
-	}
-	defer closeClient(c)
-	return emitOurs(ctx, cfg, c, p, &w, payload)
 }
 
 func wsEmitRaw(ctx context.Context, cfg config, payload []byte) (float64, error) {
