@@ -128,11 +128,24 @@ func datagramOurs(ctx context.Context, cfg config, rate int, payload []byte) (dg
 	}
 	defer o.close()
 	o.srv.HandleEmit(evMove, func(*tio.Peer, []byte) error { got.add(); return nil })
+	seen := make(chan struct{}, 1)
+	o.srv.HandleEmit(evPing, func(*tio.Peer, []byte) error { seen <- struct{}{}; return nil })
 	c, err := o.dial(ctx)
 	if err != nil {
 		return dgramResult{}, err
 	}
 	defer closeClient(c)
+	// Dial returns once the server's handshake arrived, but the server
+	// discards datagrams until it has read the client's (§4). An emit
+	// handled after that handshake shows the server is ready.
+	if err := c.Emit(evPing, []byte(`{}`)); err != nil {
+		return dgramResult{}, err
+	}
+	select {
+	case <-seen:
+	case <-ctx.Done():
+		return dgramResult{}, ctx.Err()
+	}
 	start := time.Now()
 	n, blastTime, err := blast(cfg, rate, func() error { return c.SendDatagram(evMove, payload) })
 	if err != nil {
