@@ -20,8 +20,10 @@ import (
 )
 
 const (
-	// broadcastWindow is the broadcasts a sender keeps in flight, counted
-	// over all members, far below a member's 256-frame queue (§9).
+	// broadcastWindow is the broadcasts a sender keeps in flight to its
+	// slowest member, far below a member's 256-frame queue (§9): a window
+	// over all members would let one member lag past that queue and be
+	// closed WT_PEER_TOO_SLOW.
 	broadcastWindow = 32
 	// maxSamplesPerMember bounds the latencies one member keeps.
 	maxSamplesPerMember = 4096
@@ -64,6 +66,7 @@ func stampOf(b []byte) (time.Time, bool) {
 // member's reader, one payload at a time.
 type recorder struct {
 	p   *pacer
+	got atomic.Int64
 	lat latencies
 	bad atomic.Int64
 }
@@ -75,6 +78,7 @@ func (r *recorder) record(payload []byte) {
 	} else if len(r.lat) < maxSamplesPerMember {
 		r.lat = append(r.lat, time.Since(t))
 	}
+	r.got.Add(1)
 	r.p.received()
 }
 
@@ -84,6 +88,35 @@ type audience struct {
 	recorders []*recorder
 	// lost reports a member whose session ended.
 	lost func() error
+}
+
+// slowest is the fewest deliveries any member has had.
+func (a audience) slowest() int64 {
+	least := a.recorders[0].got.Load()
+	for _, r := range a.recorders[1:] {
+		least = min(least, r.got.Load())
+	}
+	return least
+}
+
+// admit returns once the slowest member is fewer than broadcastWindow
+// broadcasts behind sent; a member's last deliveries may not wake the
+// pacer, so it also polls.
+func (a audience) admit(ctx context.Context, sent int64) error {
+	t := time.NewTicker(50 * time.Microsecond)
+	defer t.Stop()
+	for sent-a.slowest() >= broadcastWindow {
+		select {
+		case <-a.p.wake:
+		case <-t.C:
+		case <-ctx.Done():
+			if err := a.lost(); err != nil {
+				return err
+			}
+			return fmt.Errorf("the slowest member stalled at %d of %d broadcasts: %w", a.slowest(), sent, ctx.Err())
+		}
+	}
+	return nil
 }
 
 func runWSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
@@ -96,7 +129,7 @@ func runWSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	note := fmt.Sprintf("%d WebSocket sessions on ws://127.0.0.1, all in this process; a 64 B payload stamped with its send time, as one EMIT frame; saturated: up to %d broadcasts in flight (the latency is mostly that queue); latency = receipt in the client's handler minus the stamp; ours: Room.Emit; raw: coder/websocket hub, a writer goroutine per connection with a 256-message channel, one Write per message", n, broadcastWindow)
+	note := fmt.Sprintf("%d WebSocket sessions on ws://127.0.0.1, all in this process; a 64 B payload stamped with its send time, as one EMIT frame; saturated: up to %d broadcasts ahead of the slowest member (the latency is mostly that queue); latency = receipt in the client's handler minus the stamp; ours: Room.Emit; raw: coder/websocket hub, a writer goroutine per connection with a 256-message channel, one Write per message", n, broadcastWindow)
 	paced := fmt.Sprintf(" paced %d/s", cfg.broadcastRate)
 	return []sample{
 		{Figure: "broadcast deliveries saturated", Concurrency: n, Size: 64, Unit: "deliveries/s", Ours: ours[0].perSec, Raw: raw[0].perSec, HasRaw: true, Note: note},
@@ -134,7 +167,7 @@ func broadcastOurs(ctx context.Context, cfg config) ([]rateResult, error) {
 		return nil, err
 	}
 	defer o.close()
-	a := audience{p: newPacer(broadcastWindow * n), recorders: make([]*recorder, n)}
+	a := audience{p: newPacer(broadcastWindow), recorders: make([]*recorder, n)}
 	clients := make([]*tio.Client, n)
 	defer func() {
 		for _, c := range clients {
@@ -240,7 +273,7 @@ func broadcastRaw(ctx context.Context, cfg config) ([]rateResult, error) {
 	}
 	defer hs.Close()
 	defer close(hub.done)
-	a := audience{p: newPacer(broadcastWindow * n), recorders: make([]*recorder, n)}
+	a := audience{p: newPacer(broadcastWindow), recorders: make([]*recorder, n)}
 	conns := make([]*cws.Conn, n)
 	var readers sync.WaitGroup
 	var lost atomic.Int64
@@ -310,6 +343,7 @@ func broadcastRound(ctx context.Context, cfg config, emit func([]byte) error, a 
 	defer cancel()
 	n := int64(len(a.recorders))
 	base := a.p.got.Load()
+	memberBase := a.slowest() // every member had every earlier broadcast
 	for _, r := range a.recorders {
 		r.lat = r.lat[:0] // every earlier delivery was awaited: no reader runs
 	}
@@ -322,7 +356,7 @@ func broadcastRound(ctx context.Context, cfg config, emit func([]byte) error, a 
 			if d := time.Until(start.Add(time.Duration(sent) * time.Second / time.Duration(rate))); d > 0 {
 				time.Sleep(d)
 			}
-		} else if err := a.p.admit(ctx, base+sent*n); err != nil {
+		} else if err := a.admit(ctx, memberBase+sent); err != nil {
 			return rateResult{}, err
 		}
 		buf = stamped(buf, time.Now(), 64)

@@ -105,6 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.dgramRate, "dgram-rate", 20000, "datagrams per second of the paced datagram figures")
 	fs.StringVar(&idleProfile, "idle-profile", "", "wt-idle: file prefix for the children's goroutine and heap profiles with every session open (<prefix>-ours.txt, <prefix>-ours-heap.pprof, and -raw)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -157,6 +158,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	printTable(stderr, all)
+	if *check {
+		return missedTargets(all)
+	}
+	return nil
+}
+
+// missedTargets names every figure whose median ratio is below its target.
+func missedTargets(figs []figure) error {
+	var missed []string
+	for _, f := range figs {
+		if f.Met != nil && !*f.Met {
+			missed = append(missed, fmt.Sprintf("%s %s %d B: ratio %.2f, target %.1f", f.Scenario, f.Figure, f.Size, *f.Ratio, f.Target))
+		}
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("targets missed: %s", strings.Join(missed, "; "))
+	}
 	return nil
 }
 

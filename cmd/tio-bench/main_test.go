@@ -139,3 +139,19 @@ func TestUnknownPaceIsRefused(t *testing.T) {
 		t.Fatalf("-pace queue: %v, want a refusal naming wait and window", err)
 	}
 }
+
+func TestCheckFailsOnAMissedTarget(t *testing.T) {
+	missed, met := false, true
+	half, most := 0.5, 0.9
+	figs := []figure{
+		{Scenario: "ws-emit", Figure: "emit", Size: 64, Target: 0.8, Ratio: &most, Met: &met},
+		{Scenario: "ws-emit", Figure: "emit", Size: 1024, Target: 0.8, Ratio: &half, Met: &missed},
+	}
+	err := missedTargets(figs)
+	if err == nil || !strings.Contains(err.Error(), "ws-emit emit 1024 B: ratio 0.50, target 0.8") || strings.Contains(err.Error(), "64 B") {
+		t.Fatalf("missedTargets = %v, want only the 1024 B figure named", err)
+	}
+	if err := missedTargets(figs[:1]); err != nil {
+		t.Fatalf("missedTargets with every target met = %v", err)
+	}
+}
