@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -65,6 +66,13 @@ func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The peer sends nothing but reads, as an engine does: the mapping
+	// hears the server's close only through Reads.
+	rs, err := conn.AcceptEmit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, rs) }()
 	start := time.Now()
 	select {
 	case <-conn.Done():

@@ -26,9 +26,10 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// conn is one session over a WebSocket. It owns one reader goroutine for
-// the socket's whole life, and one more goroutine once the session ends,
-// which winds the socket down.
+// conn is one session over a WebSocket. The engine's Reads read the socket
+// themselves, so while the engine reads the session has no goroutine of its
+// own: one discards the peer's bytes after Stop, and one winds the socket
+// down once the session ends.
 type conn struct {
 	ws   *cws.Conn
 	raw  net.Conn // the TCP connection under ws, closed to end everything at once
@@ -37,11 +38,21 @@ type conn struct {
 
 	start    time.Time
 	lastSent atomic.Int64 // since start, in nanoseconds
-	lastRecv atomic.Int64
+	lastRecv atomic.Int64 // something received, or this side began reading
+	// reading is set while the socket is read: only then can the peer's
+	// silence be observed.
+	reading atomic.Bool
+	stopped atomic.Pointer[transport.StreamError] // set by Stop
 
-	rx   *recvBuffer
 	send sendStream
 	recv receiveStream
+
+	// readMu is held by the socket's one reader at a time (coder/websocket
+	// allows no more): an engine Read, the discarding reader after Stop, or
+	// a local close handing the socket to the closing handshake.
+	readMu  sync.Mutex
+	msg     io.Reader // the message being read; nil between messages
+	msgSize int64     // the bytes read of msg
 
 	// writeMu serialises this side's messages; the keepalive only tries it,
 	// since a write in progress is itself something sent.
@@ -54,7 +65,7 @@ type conn struct {
 	idle      clock.Timer
 
 	done     chan struct{} // the session ended
-	finished chan struct{} // the socket is closed and both goroutines returned
+	finished chan struct{} // the socket is closed and the discarding reader returned
 	readerWG sync.WaitGroup
 }
 
@@ -62,16 +73,15 @@ type conn struct {
 // under ws.
 func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
 	opts = opts.withDefaults()
-	// The limit is enforced by the reader, which closes with a session
-	// code; coder/websocket's own limit would close with 1009, which the
-	// peer could only report as a lost session.
+	// The limit is enforced by Read, which closes with a session code;
+	// coder/websocket's own limit would close with 1009, which the peer
+	// could only report as a lost session.
 	ws.SetReadLimit(-1)
 	c := &conn{
 		ws:       ws,
 		raw:      raw,
 		opts:     opts,
 		clk:      opts.Clock,
-		rx:       newRecvBuffer(opts.ReceiveBuffer),
 		done:     make(chan struct{}),
 		finished: make(chan struct{}),
 	}
@@ -82,8 +92,6 @@ func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
 	c.keepalive = c.clk.AfterFunc(opts.KeepaliveInterval, c.keepaliveDue)
 	c.idle = c.clk.AfterFunc(opts.IdleTimeout, c.idleDue)
 	c.mu.Unlock()
-	c.readerWG.Add(1)
-	go c.readLoop()
 	return c
 }
 
@@ -135,7 +143,7 @@ func (c *conn) MaxDatagramSize() int { return 0 }
 // is dropped, since a peer that stopped reading may never answer.
 func (c *conn) Close(code uint32, reason string) error {
 	reason = wire.CutReason(strings.ToValidUTF8(reason, "\uFFFD"), wire.MaxWebSocketReason)
-	if !c.end(transport.CloseInfo{Code: code, Reason: reason}, true) {
+	if !c.end(transport.CloseInfo{Code: code, Reason: reason}) {
 		return nil
 	}
 	go c.finishLocal(wire.WebSocketCloseCode(code), reason)
@@ -150,10 +158,9 @@ func (c *conn) CloseInfo() transport.CloseInfo {
 	return c.info
 }
 
-// end records how the session ended, fires Done and fails every blocked
-// and later operation. local discards received bytes the engine has not
-// read. It reports whether this was the end (the first one wins).
-func (c *conn) end(info transport.CloseInfo, local bool) bool {
+// end records how the session ended, fires Done and fails every later
+// operation. It reports whether this was the end (the first one wins).
+func (c *conn) end(info transport.CloseInfo) bool {
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
@@ -165,7 +172,6 @@ func (c *conn) end(info transport.CloseInfo, local bool) bool {
 	c.idle.Stop()
 	close(c.done)
 	c.mu.Unlock()
-	c.rx.end(sessionEndedError(info), local)
 	return true
 }
 
@@ -179,15 +185,15 @@ func (c *conn) endRemote(err error) {
 			info = transport.CloseInfo{Code: code, Reason: ce.Reason, Remote: true}
 		}
 	}
-	if c.end(info, false) {
+	if c.end(info) {
 		go c.finishDropped()
 	}
 }
 
-// writeFailed waits for the session to end after a failed write. The reader
-// tells why: the peer's close frame may be waiting behind the failure (a
-// refusal, §4), or the same broken connection fails the read. Only if the
-// reader reports nothing within CloseGrace is the session lost here.
+// writeFailed waits for the session to end after a failed write. The
+// socket's reader tells why: the peer's close frame may be waiting behind the
+// failure (a refusal, §4), or the same broken connection fails the read.
+// Only if no reader reports within CloseGrace is the session lost here.
 func (c *conn) writeFailed(err error) {
 	t := c.clk.AfterFunc(c.opts.CloseGrace, func() { c.endRemote(err) })
 	<-c.done
@@ -198,12 +204,26 @@ func (c *conn) writeFailed(err error) {
 // for at most CloseGrace, then drops the TCP connection.
 func (c *conn) finishLocal(code uint16, reason string) {
 	grace := c.clk.AfterFunc(c.opts.CloseGrace, func() { _ = c.raw.Close() })
+	c.takeSocket()
 	_ = c.ws.Close(cws.StatusCode(code), reason)
 	grace.Stop()
 	c.finishDropped()
 }
 
-// finishDropped drops the TCP connection and waits for the reader.
+// takeSocket returns a Read (or the discarding reader) blocked on the socket
+// at once, with the session's error, and leaves the socket to the closing
+// handshake: coder/websocket's Close reads the peer's close frame itself.
+// An expired read deadline is the one wake-up that does not close the
+// connection (cancelling a read's context would).
+func (c *conn) takeSocket() {
+	_ = c.raw.SetReadDeadline(time.Unix(1, 0))
+	c.readMu.Lock()
+	_ = c.raw.SetReadDeadline(time.Time{})
+	c.readMu.Unlock()
+}
+
+// finishDropped drops the TCP connection and waits for the discarding
+// reader.
 func (c *conn) finishDropped() {
 	_ = c.raw.Close()
 	_ = c.ws.CloseNow()
@@ -271,12 +291,13 @@ func (c *conn) keepaliveDue() {
 
 // idleDue closes the session WT_IDLE_TIMEOUT once IdleTimeout has passed
 // with nothing received, a keepalive counting (§3.3). Time this side spends
-// not reading the socket, its receive buffer full, does not count: the
-// peer cannot be heard then.
+// not reading the socket, the engine busy, does not count: the peer cannot
+// be heard then, and its silence is measured afresh when reading resumes.
 func (c *conn) idleDue() {
 	timeout := c.opts.IdleTimeout
+	reading := c.reading.Load() // before lastRecv, which a Read sets first
 	quiet := time.Duration(c.since() - c.lastRecv.Load())
-	if c.rx.full() {
+	if !reading {
 		quiet = 0
 	}
 	if quiet >= timeout {
@@ -295,78 +316,70 @@ func (c *conn) rearm(t *clock.Timer, d time.Duration) {
 	}
 }
 
-// readLoop is the connection's one reader: it moves the bytes of binary
-// messages into the receive buffer and ends the session on a text message,
-// an oversized message, the peer's close or a lost connection.
-func (c *conn) readLoop() {
-	defer c.readerWG.Done()
-	for {
-		typ, r, err := c.ws.Reader(context.Background())
-		if err != nil {
-			c.endRemote(err)
-			return
-		}
-		c.lastRecv.Store(c.since())
-		if typ != cws.MessageBinary {
-			_ = c.Close(wire.CloseProtocolError, "text message: the WebSocket mapping carries binary messages only (§3.3)")
-			return
-		}
-		if !c.readMessage(r) {
-			return
-		}
-	}
+// listen marks the socket read from now on; readMu is held.
+func (c *conn) listen() {
+	c.lastRecv.Store(c.since())
+	c.reading.Store(true)
 }
 
-// readMessage moves one binary message into the receive buffer. It reports
-// whether the session goes on.
-func (c *conn) readMessage(r io.Reader) bool {
-	limit := c.opts.MaxMessageSize
-	var size int64
-	for {
-		space, waited := c.rx.reserve()
-		if space == nil {
-			return c.discardStopped(r)
-		}
-		if waited {
-			// The peer was not being read; its silence is measured afresh.
-			c.lastRecv.Store(c.since())
-		}
-		if room := limit - size + 1; int64(len(space)) > room {
-			space = space[:room]
-		}
-		n, err := r.Read(space)
-		size += int64(n)
-		if size > limit {
-			_ = c.Close(wire.CloseProtocolError, fmt.Sprintf("a WebSocket message over %d bytes", limit))
-			return false
-		}
-		if n > 0 {
-			c.lastRecv.Store(c.since())
-			c.rx.commit(n)
-		}
-		if err == io.EOF {
-			return true
-		}
-		if err != nil {
-			c.endRemote(err)
-			return false
-		}
+// readErr is the error of a Read once the session ended or the engine
+// stopped reading, or nil.
+func (c *conn) readErr() error {
+	if err := c.endedErr(); err != nil {
+		return err
 	}
+	if se := c.stopped.Load(); se != nil {
+		return se
+	}
+	return nil
+}
+
+// readFailed ends the session after the socket failed a read (the peer's
+// close, a lost connection), unless it ended already (a local close woke
+// the read), and returns the session's error.
+func (c *conn) readFailed(err error) error {
+	c.endRemote(err)
+	return c.endedErr()
+}
+
+// nextMessage waits for the peer's next message and makes it c.msg. A text
+// message closes the session. readMu is held.
+func (c *conn) nextMessage() error {
+	typ, r, err := c.ws.Reader(context.Background())
+	if err != nil {
+		return c.readFailed(err)
+	}
+	c.lastRecv.Store(c.since())
+	if typ != cws.MessageBinary {
+		_ = c.Close(wire.CloseProtocolError, "text message: the WebSocket mapping carries binary messages only (§3.3)")
+		return c.endedErr()
+	}
+	c.msg, c.msgSize = r, 0
+	return nil
 }
 
 // discardStopped keeps reading the socket after the engine stopped the
 // receive stream, dropping the bytes, so the peer's close is still seen.
-// It reports whether the session goes on.
-func (c *conn) discardStopped(r io.Reader) bool {
-	if c.endedErr() != nil {
-		return false
+func (c *conn) discardStopped() {
+	defer c.readerWG.Done()
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	c.listen()
+	defer c.reading.Store(false)
+	for c.endedErr() == nil {
+		if c.msg == nil {
+			if c.nextMessage() != nil {
+				return
+			}
+		}
+		_, err := io.Copy(io.Discard, c.msg)
+		c.msg = nil
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		c.lastRecv.Store(c.since())
 	}
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		c.endRemote(err)
-		return false
-	}
-	c.lastRecv.Store(c.since())
-	return true
 }
 
 // sendStream is this side's emit stream: each Write is sent as binary
@@ -421,14 +434,74 @@ func (s *sendStream) Reset(uint8) { _ = s.Close() }
 // messages, concatenated; an empty message carries none (§3.3).
 type receiveStream struct{ c *conn }
 
-// Read reads received bytes. Once the peer closed or the connection was
-// lost, the bytes received before are still read, then the error; once this
-// side closed, the error comes at once.
-func (s *receiveStream) Read(p []byte) (int, error) { return s.c.rx.Read(p) }
+// Read reads the peer's bytes straight from the socket into p, on the
+// caller's goroutine: while nobody reads, the socket is not read and TCP
+// holds the peer back. The peer's close, seen after every byte it sent
+// before, a lost connection or a local close (which wakes a blocked Read at
+// once) end the session and fail the Read.
+func (s *receiveStream) Read(p []byte) (int, error) {
+	c := s.c
+	if len(p) == 0 {
+		return 0, nil
+	}
+	// Checked before waiting for readMu too: after Stop the discarding
+	// reader holds it for the rest of the session.
+	if err := c.readErr(); err != nil {
+		return 0, err
+	}
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	c.listen()
+	defer c.reading.Store(false)
+	limit := c.opts.MaxMessageSize
+	for {
+		if err := c.readErr(); err != nil {
+			return 0, err
+		}
+		if c.msg == nil {
+			if err := c.nextMessage(); err != nil {
+				return 0, err
+			}
+		}
+		// Read at most one byte past the limit: the size is counted
+		// before the bytes are handed on.
+		q := p
+		if room := limit - c.msgSize + 1; int64(len(q)) > room {
+			q = q[:room]
+		}
+		n, err := c.msg.Read(q)
+		c.msgSize += int64(n)
+		if c.msgSize > limit {
+			_ = c.Close(wire.CloseProtocolError, fmt.Sprintf("a WebSocket message over %d bytes", limit))
+			return 0, c.endedErr()
+		}
+		if n > 0 {
+			c.lastRecv.Store(c.since())
+		}
+		switch {
+		case err == io.EOF:
+			c.msg = nil
+		case err != nil:
+			c.msg = nil
+			return 0, c.readFailed(err)
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
 
-// Stop stops reading: later Reads fail with a *transport.StreamError and
-// received bytes are dropped, while the socket is still read so the peer's
-// close is seen.
+// Stop stops reading: later Reads fail with a *transport.StreamError (a
+// Read in progress returns what it is reading first), and a goroutine reads
+// the socket on, dropping the bytes, so the peer's close is still seen.
 func (s *receiveStream) Stop(code uint8) {
-	s.c.rx.end(&transport.StreamError{Code: code}, true)
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || c.stopped.Load() != nil {
+		return
+	}
+	c.stopped.Store(&transport.StreamError{Code: code})
+	c.readerWG.Add(1) // before the session ends, so before finishDropped waits
+	go c.discardStopped()
 }

@@ -114,6 +114,7 @@ func TestSpec3_3_TextMessageIsProtocolError(t *testing.T) {
 	srv := startServer(t, &Handler{})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
+	drain(t, c)
 	if err := ws.Write(context.Background(), cws.MessageText, []byte(`{"v":0}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +179,7 @@ func TestSpec3_3_WebSocketCodeReceivedAsSessionCode(t *testing.T) {
 			srv := startServer(t, &Handler{})
 			ws := rawDial(t, srv.url)
 			c := srv.session(t)
+			drain(t, c)
 			go func() { _ = ws.Close(tc.ws, "because") }()
 			waitDone(t, c)
 			want := transport.CloseInfo{Code: tc.code, Reason: "because", Remote: true}
@@ -261,6 +263,7 @@ func TestSpec3_3_SocketCloseCodeIsNoSessionCode(t *testing.T) {
 			srv := startServer(t, &Handler{})
 			ws := rawDial(t, srv.url)
 			c := srv.session(t)
+			drain(t, c)
 			go tc.end(ws)
 			waitDone(t, c)
 			if info := c.CloseInfo(); info != (transport.CloseInfo{Lost: true}) {
@@ -308,6 +311,7 @@ func TestSpec3_3_NoCallStreamsNoDatagrams(t *testing.T) {
 	if got := readN(t, rs, 5); string(got) != "after" {
 		t.Fatalf("read %q", got)
 	}
+	drain(t, sc)
 	_ = c.Close(0, "")
 	waitFinished(t, c)
 	waitDone(t, sc)
@@ -330,21 +334,22 @@ func TestSpec3_3_EmitBothWaysAndCloseEndToEnd(t *testing.T) {
 	if !bytes.Equal(readN(t, sr, len(up)), up) || !bytes.Equal(readN(t, cr, len(down)), down) {
 		t.Fatal("emit bytes differ")
 	}
-	// Bytes sent just before the close are still read after it.
+	// Bytes sent just before the close are read, then the close ends the
+	// session.
 	if _, err := ss.Write([]byte("last")); err != nil {
 		t.Fatal(err)
 	}
 	_ = sc.Close(wire.CloseContractMismatch, "event chat differs")
+	if got := readN(t, cr, 4); string(got) != "last" {
+		t.Fatalf("read %q before the close", got)
+	}
+	if _, err := cr.Read(make([]byte, 1)); wire.CodeOf(err) != wire.SessionClosed {
+		t.Fatalf("Read at the close: %v, want WT_SESSION_CLOSED", err)
+	}
 	waitDone(t, c)
 	want := transport.CloseInfo{Code: wire.CloseContractMismatch, Reason: "event chat differs", Remote: true}
 	if info := c.CloseInfo(); info != want {
 		t.Fatalf("client CloseInfo %+v, want %+v", info, want)
-	}
-	if got := readN(t, cr, 4); string(got) != "last" {
-		t.Fatalf("read %q after the close", got)
-	}
-	if _, err := cr.Read(make([]byte, 1)); wire.CodeOf(err) != wire.SessionClosed {
-		t.Fatalf("Read after the close: %v, want WT_SESSION_CLOSED", err)
 	}
 	if _, err := cs.Write([]byte("x")); wire.CodeOf(err) != wire.SessionClosed {
 		t.Fatalf("Write after the close: %v, want WT_SESSION_CLOSED", err)
@@ -368,10 +373,39 @@ func TestLocalCloseDiscardsUnreadBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	answerClose(ws)
-	waitFor(t, "the bytes to be buffered", func() bool { return c.(*conn).rx.buffered() == 6 })
 	_ = c.Close(0, "")
 	if _, err := rs.Read(make([]byte, 16)); wire.CodeOf(err) != wire.SessionClosed {
 		t.Fatalf("Read after a local close: %v, want WT_SESSION_CLOSED at once", err)
+	}
+	waitFinished(t, c)
+}
+
+func TestLocalCloseWakesBlockedReadAndCompletesHandshake(t *testing.T) {
+	leakcheck.Check(t, leakGrace)
+	// On the fake clock the close grace never passes: the session finishes
+	// only if the closing handshake completes.
+	clk := clock.NewFake()
+	srv := startServer(t, &Handler{Options: Options{Clock: clk}})
+	ws := rawDial(t, srv.url)
+	c := srv.session(t)
+	rs, _ := c.AcceptEmit(context.Background())
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := rs.Read(make([]byte, 16))
+		readErr <- err
+	}()
+	waitFor(t, "the Read to wait on the socket", func() bool { return c.(*conn).reading.Load() })
+	_ = c.Close(wire.CloseContractMismatch, "bye")
+	select {
+	case err := <-readErr:
+		if wire.CodeOf(err) != wire.SessionClosed {
+			t.Fatalf("the blocked Read returned %v, want WT_SESSION_CLOSED", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the blocked Read did not return at the local close")
+	}
+	if _, ce := readUntilClose(t, ws); ce.Code != 4001 || ce.Reason != "bye" {
+		t.Fatalf("peer saw close %d %q, want 4001 \"bye\"", ce.Code, ce.Reason)
 	}
 	waitFinished(t, c)
 }
@@ -477,6 +511,7 @@ func TestSpec3_3_IdleTimeoutAfterSilence(t *testing.T) {
 		waitFor(t, "the message to be received", func() bool { return c.lastRecv.Load() != before })
 	}
 	go func() { _, _ = io.Copy(io.Discard, cws.NetConn(context.Background(), ws, cws.MessageBinary)) }()
+	drain(t, c)
 
 	clk.Advance(30 * time.Second)
 	settle()
@@ -500,6 +535,7 @@ func TestSpec3_3_IdleCloseReachesPeerAs4005(t *testing.T) {
 	srv := startServer(t, &Handler{Options: Options{Clock: clk, KeepaliveInterval: time.Hour}})
 	ws := rawDial(t, srv.url)
 	c := srv.session(t)
+	drain(t, c)
 	clk.Advance(DefaultIdleTimeout)
 	_, ce := readUntilClose(t, ws)
 	if ce.Code != 4005 || !strings.Contains(ce.Reason, "45000 ms") {
@@ -518,6 +554,7 @@ func TestSpec3_3_MessageSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	readN(t, rs, 1000) // exactly the limit passes
+	drain(t, c)
 	if err := ws.Write(context.Background(), cws.MessageBinary, make([]byte, 1001)); err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,7 @@ func TestDialSecureWithPinnedCertificate(t *testing.T) {
 	if got := readN(t, sr, 8); !bytes.Equal(got, []byte("over tls")) {
 		t.Fatalf("read %q", got)
 	}
+	drain(t, sc)
 	_ = c.Close(wire.CloseNoError, "")
 	waitFinished(t, c)
 	waitDone(t, sc)

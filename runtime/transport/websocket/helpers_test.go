@@ -55,7 +55,8 @@ func waitFinished(t *testing.T, c transport.Conn) {
 }
 
 // server runs a Handler on 127.0.0.1 whose OnSession hands each session
-// to the test and holds it until it ends.
+// to the test and holds it until it ends, or closes it when the test ends:
+// a session nobody reads does not see its peer leave.
 type server struct {
 	*httptest.Server
 	sessions chan transport.Conn
@@ -65,10 +66,14 @@ type server struct {
 func startServer(t *testing.T, h *Handler) *server {
 	t.Helper()
 	s := &server{sessions: make(chan transport.Conn, 16)}
+	testEnded := make(chan struct{})
 	if h.OnSession == nil {
 		h.OnSession = func(c transport.Conn, _ *transport.Request, _ any) {
 			s.sessions <- c
-			<-c.Done()
+			select {
+			case <-c.Done():
+			case <-testEnded:
+			}
 		}
 	}
 	if h.Path == "" {
@@ -76,6 +81,7 @@ func startServer(t *testing.T, h *Handler) *server {
 	}
 	s.Server = httptest.NewServer(h)
 	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(testEnded) })
 	s.url = "ws" + strings.TrimPrefix(s.Server.URL, "http") + testPath
 	return s
 }
@@ -177,4 +183,24 @@ func answerClose(ws *cws.Conn) {
 			}
 		}
 	}()
+}
+
+// drain reads the session's receive stream until it fails, as the engine
+// does, and returns once the socket is being read: only a Read hears the
+// peer's messages, its close and its silence.
+func drain(t *testing.T, c transport.Conn) {
+	t.Helper()
+	rs, err := c.AcceptEmit(context.Background())
+	if err != nil {
+		return
+	}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := rs.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "the socket to be read", func() bool { return c.(*conn).reading.Load() || c.(*conn).endedErr() != nil })
 }

@@ -21,13 +21,9 @@ const (
 const (
 	// DefaultMaxMessageSize is the largest message accepted from the peer:
 	// room for a maximum-size EMIT frame (12 + 1 MiB, §5.1) with the frames a
-	// writer coalesced around it. Messages are read in pieces into the
-	// receive buffer, so this bounds a message, not memory.
+	// writer coalesced around it. Messages are read in pieces, straight
+	// into the engine's buffer, so this bounds a message, not memory.
 	DefaultMaxMessageSize = 2 << 20
-	// DefaultReceiveBuffer bounds the bytes received but not yet read by the
-	// engine, per session. When it is full the socket is not read, so TCP
-	// flow control holds the peer back.
-	DefaultReceiveBuffer = 64 << 10
 	// DefaultCloseGrace is how long a closing peer lets its close frame and
 	// the closing handshake take before it drops the TCP connection. The
 	// session is closed at once either way (§3.3).
@@ -37,9 +33,6 @@ const (
 	// maximum-size frame. A longer Write is sent as several messages,
 	// which §3.3 allows since boundaries carry no meaning.
 	maxSendMessage = wire.HeaderLen + wire.MaxPayload
-	// initialReceiveBuffer is where the receive buffer starts; it grows
-	// toward ReceiveBuffer only while the engine falls behind.
-	initialReceiveBuffer = 4 << 10
 )
 
 // Options tunes a WebSocket session. The zero value means the spec's values
@@ -57,9 +50,6 @@ type Options struct {
 	// MaxMessageSize is the largest message accepted; a longer one closes
 	// the session WT_PROTOCOL_ERROR. 0 means DefaultMaxMessageSize.
 	MaxMessageSize int64
-	// ReceiveBuffer bounds received bytes the engine has not read yet.
-	// 0 means DefaultReceiveBuffer.
-	ReceiveBuffer int
 	// CloseGrace bounds how long a local close waits for the close frame to
 	// be written and answered before the TCP connection is dropped.
 	// 0 means DefaultCloseGrace.
@@ -76,9 +66,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
-	}
-	if o.ReceiveBuffer <= 0 {
-		o.ReceiveBuffer = DefaultReceiveBuffer
 	}
 	if o.CloseGrace <= 0 {
 		o.CloseGrace = DefaultCloseGrace

@@ -121,6 +121,7 @@ func TestSpec4_3_AuthorizeSeesTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	drain(t, c)
 	select {
 	case data := <-got:
 		if data != "alice" {
@@ -233,6 +234,7 @@ func TestHandlerMaxSessions(t *testing.T) {
 	if _, err := Dial(ctx, srv.url, DialOptions{}); wire.CodeOf(err) != wire.HandshakeFailed || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("a second session over MaxSessions: %v, want HTTP 503", err)
 	}
+	drain(t, sc)
 	_ = first.Close(0, "")
 	waitFinished(t, sc)
 	waitFor(t, "the slot to be released", func() bool {
@@ -243,7 +245,9 @@ func TestHandlerMaxSessions(t *testing.T) {
 		_ = c.Close(0, "")
 		return true
 	})
-	waitFinished(t, srv.session(t))
+	last := srv.session(t)
+	drain(t, last)
+	waitFinished(t, last)
 }
 
 func TestHandlerShutdownClosesSessions(t *testing.T) {
@@ -252,6 +256,7 @@ func TestHandlerShutdownClosesSessions(t *testing.T) {
 	srv := startServer(t, h)
 	c := dialConn(t, srv.url, Options{})
 	sc := srv.session(t)
+	drain(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := h.Shutdown(ctx); err != nil {
