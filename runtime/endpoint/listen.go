@@ -23,7 +23,7 @@ import (
 type Options struct {
 	webtransport.Options
 	// WebSocket tunes every WebSocket session: the §3.3 keepalive and idle
-	// intervals, message size, receive buffer. The zero value is the spec's
+	// intervals, message size, close grace. The zero value is the spec's
 	// values.
 	WebSocket websocket.Options
 	// WebSocketOrigins lists the origins a browser's WebSocket upgrade may
