@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"testing"
 	"testing/iotest"
@@ -143,13 +144,21 @@ func TestSpec5_1_ClaimedLengthIsNotAllocatedUpFront(t *testing.T) {
 	}
 }
 
+// bytesAllocated is the fewest bytes the process allocated over three runs
+// of f, on one P: the count is process-wide, so another goroutine's
+// allocations (the race detector's, the test runner's) can only add to it.
 func bytesAllocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	fewest := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		fewest = min(fewest, after.TotalAlloc-before.TotalAlloc)
+	}
+	return fewest
 }
 
 func TestSpec5_1_ReservedBitsMustBeZero(t *testing.T) {
@@ -418,9 +427,12 @@ func TestSpec5_1_HeaderIsJudgedBeforeThePayloadIsBuffered(t *testing.T) {
 		"no id on EMIT":     header(1<<20, FrameEmit, CodecJSON, 0, 0),
 		"call cap exceeded": header(16<<20+9, FrameCallRequest, CodecJSON, 0, 1),
 	} {
-		src := &countingReader{r: io.MultiReader(bytes.NewReader(h), zeros{})}
+		var src *countingReader
 		var err error
-		allocated := bytesAllocated(func() { _, err = NewReader(src).Next() })
+		allocated := bytesAllocated(func() {
+			src = &countingReader{r: io.MultiReader(bytes.NewReader(h), zeros{})}
+			_, err = NewReader(src).Next()
+		})
 		if CodeOf(err) == "" {
 			t.Errorf("%s: got %v", name, err)
 		}
