@@ -31,10 +31,25 @@ func (c *Fake) Now() time.Time {
 func (c *Fake) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.seq++
-	t := &fakeTimer{c: c, f: f, when: c.now.Add(d), seq: c.seq, active: true}
-	c.timers = append(c.timers, t)
+	t := &fakeTimer{c: c, f: f}
+	c.scheduleLocked(t, d)
 	return t
+}
+
+// scheduleLocked sets t to fire d after now. A timer already due fires at
+// once, as time.AfterFunc's does, rather than at the next Advance: code that
+// arms a timer for a deadline the clock has reached must not wait for a
+// test to move time again. c.mu is held.
+func (c *Fake) scheduleLocked(t *fakeTimer, d time.Duration) {
+	c.seq++
+	t.when, t.seq = c.now.Add(d), c.seq
+	if d <= 0 {
+		t.active = false
+		go t.f()
+		return
+	}
+	t.active = true
+	c.timers = append(c.timers, t)
 }
 
 // Advance moves time forward by d and runs, each in its own goroutine as
@@ -95,11 +110,7 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	defer t.c.mu.Unlock()
 	was := t.active
 	t.c.remove(t)
-	t.when = t.c.now.Add(d)
-	t.active = true
-	t.c.seq++
-	t.seq = t.c.seq
-	t.c.timers = append(t.c.timers, t)
+	t.c.scheduleLocked(t, d)
 	return was
 }
 

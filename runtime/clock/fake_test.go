@@ -61,3 +61,20 @@ func TestOrDefaultsToReal(t *testing.T) {
 		t.Fatal("Or(f) did not return f")
 	}
 }
+
+// A timer armed for a deadline already reached fires at once, as
+// time.AfterFunc's does, not at the next Advance.
+func TestFakeTimerDueAtArmingFiresAtOnce(t *testing.T) {
+	c := NewFake()
+	var fired atomic.Int32
+	c.AfterFunc(0, func() { fired.Add(1) })
+	waitFor(t, func() bool { return fired.Load() == 1 })
+	tm := c.AfterFunc(time.Hour, func() { fired.Add(1) })
+	if was := tm.Reset(-time.Second); !was {
+		t.Fatal("Reset of an active timer reported false")
+	}
+	waitFor(t, func() bool { return fired.Load() == 2 })
+	if c.Pending() != 0 || tm.Stop() {
+		t.Fatalf("a fired timer is still pending: %d", c.Pending())
+	}
+}
