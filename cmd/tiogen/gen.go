@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"go/build"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/transport-io/tiogen/gen/golang"
 )
@@ -19,13 +23,16 @@ codecs and validation, the runtime contract value, a typed server (Handler,
 UnimplementedHandler, NewServer, typed emitters on peers and rooms) and a
 typed client (Dial, EmitX, OnX, calls and streams).
 
-The package name is the contract name lower-cased without underscores (a Go
-keyword or predeclared name gets a trailing underscore) unless --go-package
-names it. The file holds no version and no timestamp: the same contract
-always generates the same bytes, so CI can regenerate and run
-git diff --exit-code. Use it from go:generate:
+DIR must exist. The package is the one the Go files already in DIR declare
+(a _test package counts as the package it tests), as stringer and mockgen
+do; in a folder without Go files it is the contract name lower-cased without
+underscores (a Go keyword or predeclared name gets a trailing underscore),
+or --go-package. The file holds no version and no timestamp: the same
+contract always generates the same bytes, so CI can regenerate and run
+git diff --exit-code. Use it from go:generate, with tiogen as a tool of the
+module (go get -tool github.com/transport-io/tiogen/cmd/tiogen):
 
-  //go:generate go run github.com/transport-io/tiogen/cmd/tiogen gen --go . chat.tio`,
+  //go:generate go tool tiogen gen --go . chat.tio`,
 	minArgs: 1,
 	maxArgs: 1,
 	flags: func(fs *flag.FlagSet) {
@@ -35,9 +42,9 @@ git diff --exit-code. Use it from go:generate:
 	run: runGen,
 }
 
-func runGen(e *env, fs *flag.FlagSet) int {
-	dir := fs.Lookup("go").Value.String()
-	pkg := fs.Lookup("go-package").Value.String()
+func runGen(e *env, flags *flag.FlagSet) int {
+	dir := flags.Lookup("go").Value.String()
+	pkg := flags.Lookup("go-package").Value.String()
 	if dir == "" {
 		fmt.Fprintf(e.stderr, "tiogen gen: --go DIR is required (Go is the only generator so far); see tiogen gen --help\n")
 		return exitUsage
@@ -48,7 +55,11 @@ func runGen(e *env, fs *flag.FlagSet) int {
 			return exitUsage
 		}
 	}
-	c := load(e, fs.Arg(0))
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(e.stderr, "tiogen gen: --go %s: no such folder; create it (tiogen writes into an existing package folder)\n", dir)
+		return exitFail
+	}
+	c := load(e, flags.Arg(0))
 	if c == nil {
 		return exitFail
 	}
@@ -58,12 +69,13 @@ func runGen(e *env, fs *flag.FlagSet) int {
 	if rel, err := relativeTo(dir, c.Source); err == nil {
 		c.Source = rel
 	}
-	src, err := golang.Generate(c, golang.Options{Package: pkg})
+	pkg, err := outputPackage(dir, golang.FileName(c), pkg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tiogen gen: %v\n", err)
 		return exitFail
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	src, err := golang.Generate(c, golang.Options{Package: pkg})
+	if err != nil {
 		fmt.Fprintf(e.stderr, "tiogen gen: %v\n", err)
 		return exitFail
 	}
@@ -75,6 +87,42 @@ func runGen(e *env, fs *flag.FlagSet) int {
 	fmt.Fprintf(e.stdout, "wrote %s: package %s, %s, %s, %s\n", out, golang.PackageName(c, pkg),
 		plural(len(c.Events), "event"), plural(len(c.Types), "type"), plural(len(c.Enums), "enum"))
 	return exitOK
+}
+
+// outputPackage is the package the generated file joins: the one the Go
+// files in dir other than the generated file itself declare (as go/build reads them, so build constraints and
+// _test packages count as the go command counts them), or override, or ""
+// (the contract's name) when dir has no Go files. An override that differs
+// from the folder's package is refused: the file would not compile there.
+func outputPackage(dir, generated, override string) (string, error) {
+	ctx := build.Default
+	ctx.ReadDir = func(dir string) ([]fs.FileInfo, error) {
+		entries, err := os.ReadDir(dir)
+		var infos []fs.FileInfo
+		for _, e := range entries {
+			if e.Name() == generated {
+				continue
+			}
+			if info, err := e.Info(); err == nil {
+				infos = append(infos, info)
+			}
+		}
+		return infos, err
+	}
+	p, err := ctx.ImportDir(dir, 0)
+	var noGo *build.NoGoError
+	var multi *build.MultiplePackageError
+	switch {
+	case errors.As(err, &noGo) && p.Name == "":
+		return override, nil
+	case errors.As(err, &multi):
+		return "", fmt.Errorf("--go %s: its Go files declare packages %s; keep one package per folder", dir, strings.Join(multi.Packages, " and "))
+	case err != nil && p.Name == "":
+		return "", fmt.Errorf("--go %s: reading its Go files: %v", dir, err)
+	case override != "" && override != p.Name:
+		return "", fmt.Errorf("--go-package %s: the Go files in %s are package %s; drop --go-package or write to another folder", override, dir, p.Name)
+	}
+	return p.Name, nil
 }
 
 // relativeTo returns file's path relative to dir, with forward slashes.

@@ -96,3 +96,85 @@ func TestGenRefuses(t *testing.T) {
 		t.Errorf("a refused run wrote %v", entries)
 	}
 }
+
+// TestGenJoinsThePackageOfTheFolder: the generated file takes the package
+// the folder's Go files declare, as stringer and mockgen do.
+func TestGenJoinsThePackageOfTheFolder(t *testing.T) {
+	t.Chdir("../..")
+	const contract = "examples/chat/chat.tio"
+	write := func(dir, name, src string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packageOf := func(dir string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "chat.tio.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(b), "\npackage ")
+		name, _, _ := strings.Cut(rest, "\n")
+		return name
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"empty folder: the contract's name", nil, "chat"},
+		{"the package of the folder", map[string]string{"generate.go": "package chatapi\n"}, "chatapi"},
+		{"a _test package counts as the package it tests", map[string]string{"api_test.go": "package realtime_test\n"}, "realtime"},
+		{"a file excluded by a build constraint does not count",
+			map[string]string{"tools.go": "//go:build ignore\n\npackage main\n", "doc.go": "package live\n"}, "live"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, src := range tc.files {
+				write(dir, name, src)
+			}
+			out, code := runTiogen("gen", "--go", dir, contract)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			if got := packageOf(dir); got != tc.want {
+				t.Fatalf("package %s, want %s", got, tc.want)
+			}
+			if !strings.Contains(string(out), "package "+tc.want+",") {
+				t.Fatalf("output does not name package %s: %s", tc.want, out)
+			}
+			// Regenerating over its own output keeps the package.
+			if out, code := runTiogen("gen", "--go", dir, contract); code != exitOK || packageOf(dir) != tc.want {
+				t.Fatalf("regenerating: exit %d, package %s: %s", code, packageOf(dir), out)
+			}
+		})
+	}
+}
+
+func TestGenRefusesAFolderItCannotJoin(t *testing.T) {
+	t.Chdir("../..")
+	const contract = "examples/chat/chat.tio"
+	missing := filepath.Join(t.TempDir(), "nope")
+	mixed := t.TempDir()
+	_ = os.WriteFile(filepath.Join(mixed, "a.go"), []byte("package a\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(mixed, "b.go"), []byte("package b\n"), 0o644)
+	other := t.TempDir()
+	_ = os.WriteFile(filepath.Join(other, "a.go"), []byte("package api\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"gen", "--go", missing, contract}, "--go " + missing + ": no such folder; create it"},
+		{[]string{"gen", "--go", mixed, contract}, "declare packages a and b"},
+		{[]string{"gen", "--go", other, "--go-package", "chat", contract}, "the Go files in " + other + " are package api"},
+	} {
+		out, code := runTiogen(tc.args...)
+		if code != exitFail || !strings.Contains(string(out), tc.says) {
+			t.Errorf("%v: exit %d, output:\n%s\nwant exit 1 saying %q", tc.args, code, out, tc.says)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("gen created the missing folder")
+	}
+}

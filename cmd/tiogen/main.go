@@ -33,7 +33,7 @@ type command struct {
 }
 
 // commands in the order `tiogen help` lists them.
-var commands = []*command{checkCmd, tableCmd, irCmd, compatCmd, genCmd}
+var commands = []*command{checkCmd, tableCmd, irCmd, compatCmd, genCmd, versionCmd}
 
 // env is where a command writes; tests pass buffers.
 type env struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -25,9 +26,9 @@ func TestExitStatusAndMessages(t *testing.T) {
 	}{
 		{"no arguments", nil, exitUsage, "", "Usage:"},
 		{"help", []string{"help"}, exitOK, "tiogen check FILE...", ""},
-		{"--help", []string{"--help"}, exitOK, "tiogen compat OLD NEW", ""},
+		{"--help", []string{"--help"}, exitOK, "tiogen compat OLD NEW | --against REF FILE", ""},
 		{"help for a command", []string{"help", "table"}, exitOK, "Usage: tiogen table FILE", ""},
-		{"command --help", []string{"compat", "--help"}, exitOK, "Usage: tiogen compat OLD NEW", ""},
+		{"command --help", []string{"compat", "--help"}, exitOK, "Usage: tiogen compat OLD NEW | --against REF FILE", ""},
 		{"unknown command", []string{"generate"}, exitUsage, "", `unknown command "generate"`},
 		{"unknown flag", []string{"check", "-x", chat}, exitUsage, "", "flag provided but not defined: -x"},
 		{"check without files", []string{"check"}, exitUsage, "", "expected FILE..., got 0 arguments"},
@@ -60,5 +61,29 @@ func expect(t *testing.T, stream, got, want string) {
 	}
 	if !strings.Contains(got, want) {
 		t.Errorf("%s %q does not contain %q", stream, got, want)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Path: "github.com/transport-io/tiogen", Version: "v0.3.1"}}, "v0.3.1"},
+		{&debug.BuildInfo{Main: debug.Module{Path: "github.com/transport-io/tiogen", Version: "(devel)"}}, "(devel)"},
+		{&debug.BuildInfo{}, "(devel)"},
+		{nil, "(devel)"},
+	} {
+		got := version(func() (*debug.BuildInfo, bool) { return c.info, c.info != nil })
+		if got != c.want {
+			t.Errorf("version(%+v) = %q, want %q", c.info, got, c.want)
+		}
+	}
+	out, code := runTiogen("version")
+	if code != exitOK || !strings.HasPrefix(string(out), "tiogen ") || !strings.HasSuffix(string(out), "\n") {
+		t.Fatalf("tiogen version: exit %d, %q", code, out)
+	}
+	if _, code := runTiogen("version", "extra"); code != exitUsage {
+		t.Fatalf("tiogen version extra: exit %d, want 2", code)
 	}
 }

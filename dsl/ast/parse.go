@@ -29,10 +29,10 @@ func Parse(filename string, src []byte) (*File, error) {
 	if err == nil {
 		return f, nil
 	}
-	return nil, syntaxError(filename, err)
+	return nil, syntaxError(filename, src, err)
 }
 
-func syntaxError(filename string, err error) *SyntaxError {
+func syntaxError(filename string, src []byte, err error) *SyntaxError {
 	pos := lexer.Position{Filename: filename, Line: 1, Column: 1}
 	var perr participle.Error
 	if !errors.As(err, &perr) {
@@ -53,11 +53,14 @@ func syntaxError(filename string, err error) *SyntaxError {
 		return &SyntaxError{Pos: pos, Message: perr.Message(), Hint: grammarHint}
 	}
 	tok := unexpected.Unexpected
+	expected := expectedPhrase(unexpected.Message())
+	if better := explain(filename, src, tok, expected); better != nil {
+		return better
+	}
 	got := "'" + tok.Value + "'"
 	if tok.EOF() {
 		got = "end of file"
 	}
-	expected := expectedPhrase(unexpected.Message())
 	msg := "unexpected " + got
 	if expected != "" {
 		msg += ", expected " + expected

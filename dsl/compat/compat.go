@@ -27,6 +27,20 @@ const (
 	Safe
 )
 
+// MarshalText writes the level as its word, as `tiogen compat --json` does.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level written by MarshalText.
+func (l *Level) UnmarshalText(b []byte) error {
+	for _, v := range []Level{Refuse, Warn, Safe} {
+		if v.String() == string(b) {
+			*l = v
+			return nil
+		}
+	}
+	return fmt.Errorf("compat: unknown level %q (refuse, warn or safe)", b)
+}
+
 func (l Level) String() string {
 	switch l {
 	case Refuse:
@@ -40,13 +54,13 @@ func (l Level) String() string {
 
 // Change is one difference between the contracts.
 type Change struct {
-	Level Level
+	Level Level `json:"level"`
 	// Subject is what changed: "event 'cursor'" or "Message.sentAt".
-	Subject string
+	Subject string `json:"subject"`
 	// Message says what changed and what a peer will see.
-	Message string
+	Message string `json:"message"`
 	// Events lists the shared events whose messages carry a changed type.
-	Events []string
+	Events []string `json:"events,omitempty"`
 }
 
 func (c Change) String() string {
@@ -231,7 +245,7 @@ func (d *differ) ref(event, subject string, o, n ir.TypeRef) {
 	case o.Kind == n.Kind && o.Primitive == n.Primitive && o.Kind != ir.RefNamed:
 		// The same primitive, or bytes() on both sides.
 	default:
-		d.add(Warn, event, subject, fmt.Sprintf("type is %s in old and %s in new; a value of one that is not a value of the other fails with WT_VALIDATION_FAILED on that message", describe(o), describe(n)))
+		d.add(Warn, event, subject, typeChange(o, n))
 	}
 }
 

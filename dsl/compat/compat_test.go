@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,5 +51,40 @@ func TestIdenticalContractsHaveNoChanges(t *testing.T) {
 	src := "contract c\ntype T { a: int32  b?: list<T> }\nevent a reliable T returns T\n"
 	if changes := Compare(contract(t, src), contract(t, src)); len(changes) != 0 {
 		t.Fatalf("changes: %v", changes)
+	}
+}
+
+// TestTypeChangeJudgedByHowValuesTravel: a changed type is judged by the
+// JSON form each side writes and reads, per direction of the deploy.
+func TestTypeChangeJudgedByHowValuesTravel(t *testing.T) {
+	cases := []struct {
+		old, new string
+		// oldToNew and newToOld are what the message says of each direction.
+		oldToNew, newToOld string
+	}{
+		// 64-bit integers travel as decimal strings, which int32 never reads;
+		// int64 reads exact integer numbers, so every int32 arrives.
+		{"int64", "int32", "every message from a peer built from old that carries it fails", "every value from a peer built from new is accepted"},
+		{"int32", "int64", "every value from a peer built from old is accepted", "every message from a peer built from new that carries it fails"},
+		{"int32", "uint32", "a value from a peer built from old that the type in new cannot hold", "a value from a peer built from new that the type in old cannot hold"},
+		{"int32", "float64", "every value from a peer built from old is accepted", "a value from a peer built from new that the type in old cannot hold"},
+		{"uint64", "int64", "a value from a peer built from old that the type in new cannot hold", "a value from a peer built from new that the type in old cannot hold"},
+		{"int64", "string", "every value from a peer built from old is accepted", "a value from a peer built from new that the type in old cannot hold"},
+		{"string", "list<string>", "every message from a peer built from old that carries it fails", "every message from a peer built from new that carries it fails"},
+		{"json", "string", "a value from a peer built from old that the type in new cannot hold", "every value from a peer built from new is accepted"},
+	}
+	for _, c := range cases {
+		src := "contract c\ntype T { v: %s }\nevent e reliable T\n"
+		changes := Compare(contract(t, fmt.Sprintf(src, c.old)), contract(t, fmt.Sprintf(src, c.new)))
+		if len(changes) != 1 || changes[0].Level != Warn || changes[0].Subject != "T.v" {
+			t.Errorf("%s -> %s: %v, want one warning on T.v", c.old, c.new, changes)
+			continue
+		}
+		msg := changes[0].Message
+		halves := strings.SplitN(msg, "; ", 2)
+		if len(halves) != 2 || !strings.Contains(halves[1], c.oldToNew) || !strings.Contains(halves[1], c.newToOld) ||
+			strings.Index(halves[1], c.oldToNew) > strings.Index(halves[1], c.newToOld) {
+			t.Errorf("%s -> %s: %q\nwant old->new %q, then new->old %q", c.old, c.new, msg, c.oldToNew, c.newToOld)
+		}
 	}
 }
