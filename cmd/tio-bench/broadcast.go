@@ -208,7 +208,7 @@ func broadcastOurs(ctx context.Context, cfg config) ([]rateResult, error) {
 		return nil
 	}
 	room := o.srv.Room(broadcastRoom)
-	return bothRounds(ctx, cfg, func(b []byte) error { return room.Emit(evSaid, b) }, a)
+	return bothRounds(ctx, cfg, func(b []byte) error { return room.Emit(context.Background(), evSaid, b) }, a)
 }
 
 // rawHub is the raw program's server: every accepted connection gets a

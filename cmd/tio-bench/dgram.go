@@ -127,9 +127,9 @@ func datagramOurs(ctx context.Context, cfg config, rate int, payload []byte) (dg
 		return dgramResult{}, err
 	}
 	defer o.close()
-	o.srv.HandleEmit(evMove, func(*tio.Peer, []byte) error { got.add(); return nil })
+	o.srv.HandleEmit(evMove, func(context.Context, *tio.Peer, []byte) error { got.add(); return nil })
 	seen := make(chan struct{}, 1)
-	o.srv.HandleEmit(evPing, func(*tio.Peer, []byte) error { seen <- struct{}{}; return nil })
+	o.srv.HandleEmit(evPing, func(context.Context, *tio.Peer, []byte) error { seen <- struct{}{}; return nil })
 	c, err := o.dial(ctx)
 	if err != nil {
 		return dgramResult{}, err

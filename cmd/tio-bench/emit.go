@@ -210,7 +210,7 @@ func emitOursOn(ctx context.Context, cfg config, m emitMapping, payload []byte) 
 		return emitResult{}, err
 	}
 	defer o.close()
-	o.server().HandleEmit(evPing, func(*tio.Peer, []byte) error { p.received(); return nil })
+	o.server().HandleEmit(evPing, func(context.Context, *tio.Peer, []byte) error { p.received(); return nil })
 	var w writeCounter
 	c, err := o.dialCounting(ctx, &w)
 	if err != nil {

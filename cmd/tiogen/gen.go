@@ -59,7 +59,7 @@ func runGen(e *env, flags *flag.FlagSet) int {
 		fmt.Fprintf(e.stderr, "tiogen gen: --go %s: no such folder; create it (tiogen writes into an existing package folder)\n", dir)
 		return exitFail
 	}
-	c := load(e, flags.Arg(0))
+	c := loadForGo(e, flags.Arg(0))
 	if c == nil {
 		return exitFail
 	}

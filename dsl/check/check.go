@@ -49,7 +49,7 @@ func File(filename string, f *ast.File) (*ir.Contract, []Diagnostic) {
 	c.recursion(f.Decls)
 	out.Events = c.events(f.Decls)
 	if len(c.diags) > 0 {
-		sortDiagnostics(c.diags)
+		Sort(c.diags)
 		return nil, c.diags
 	}
 	return out, nil

@@ -34,8 +34,8 @@ func Format(diags []Diagnostic) string {
 	return b.String()
 }
 
-// sortDiagnostics orders by position, then message, so output is stable.
-func sortDiagnostics(diags []Diagnostic) {
+// Sort orders diagnostics by position, then message, so output is stable.
+func Sort(diags []Diagnostic) {
 	slices.SortStableFunc(diags, func(a, b Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col),
 			cmp.Compare(a.Message, b.Message))

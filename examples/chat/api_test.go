@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -24,9 +25,9 @@ type handler struct {
 	streamed chan error // what the history handler's send returned last
 }
 
-func (h *handler) Chat(peer chat.Peer, m chat.Message) error {
+func (h *handler) Chat(ctx context.Context, peer chat.Peer, m chat.Message) error {
 	h.chats <- m
-	return h.srv.Room(m.Room).EmitMessage(m, peer)
+	return h.srv.Room(m.Room).EmitMessage(ctx, m, peer)
 }
 
 func (h *handler) Save(_ context.Context, _ chat.Peer, req chat.SaveRequest) (chat.SaveResult, error) {
@@ -68,7 +69,7 @@ func (f *fixture) connect(t *testing.T, opts loopback.Options) *chat.Client {
 	t.Helper()
 	cc, sc, _ := loopback.Pair(opts)
 	served := make(chan struct{})
-	go func() { defer close(served); f.srv.Serve(sc, nil) }()
+	go func() { defer close(served); f.srv.Runtime().Serve(sc, nil) }()
 	raw, err := tio.NewClient(context.Background(), cc, chat.Contract, tio.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestSpec6_4_InvalidRequestNamesField(t *testing.T) {
 	f := newFixture(t, tio.ServerOptions{})
 	c := f.connect(t, loopback.Options{})
 	save, _ := chat.Contract.EventByName("save")
-	_, err := c.Call(context.Background(), save.ID, []byte(`{"doc":"d"}`))
+	_, err := c.Runtime().Call(context.Background(), save.ID, []byte(`{"doc":"d"}`))
 	var te *tio.Error
 	if !errors.As(err, &te) || te.Code != tio.ValidationFailed || te.Message != "field 'text' is required" {
 		t.Fatalf("got %v", err)
@@ -221,7 +222,7 @@ func TestJSONMethodsUseTheWireForm(t *testing.T) {
 
 func TestServerSendsToPeer(t *testing.T) {
 	peers := make(chan chat.Peer, 1)
-	f := newFixture(t, tio.ServerOptions{OnSession: func(p *tio.Peer) { peers <- chat.Peer{Peer: p} }})
+	f := newFixture(t, tio.ServerOptions{OnSession: func(p *tio.Peer) { peers <- chat.NewPeer(p) }})
 	c := f.connect(t, loopback.Options{})
 	avatars := make(chan []byte, 1)
 	defer c.OnAvatar(func(b []byte) { avatars <- b })()
@@ -241,13 +242,13 @@ func TestInvalidEmitIsDroppedAndCounted(t *testing.T) {
 	peers := make(chan chat.Peer, 1)
 	handlerErrors := make(chan string, 1)
 	f := newFixture(t, tio.ServerOptions{
-		OnSession:      func(p *tio.Peer) { peers <- chat.Peer{Peer: p} },
+		OnSession:      func(p *tio.Peer) { peers <- chat.NewPeer(p) },
 		OnHandlerError: func(_ *tio.Peer, event string, _ error) { handlerErrors <- event },
 	})
 	c := f.connect(t, loopback.Options{})
 	p := recv(t, peers)
 	ev, _ := chat.Contract.EventByName("chat")
-	if err := c.Emit(ev.ID, []byte(`{"room":"r","body":"b","tags":[],"meta":{},"mood":"bored"}`)); err != nil {
+	if err := c.Runtime().Emit(ev.ID, []byte(`{"room":"r","body":"b","tags":[],"meta":{},"mood":"bored"}`)); err != nil {
 		t.Fatal(err)
 	}
 	// ping follows on the same emit stream, so once its (unimplemented)
@@ -265,5 +266,37 @@ func TestInvalidEmitIsDroppedAndCounted(t *testing.T) {
 	case m := <-f.h.chats:
 		t.Fatalf("the handler got an invalid message: %+v", m)
 	default:
+	}
+}
+
+// TestGeneratedSurfaceIsTyped: the generated types forward a fixed set of
+// the runtime's methods and add the contract's typed ones; the untyped
+// Emit, SendDatagram, Call, Stream and On are reached only through Runtime.
+func TestGeneratedSurfaceIsTyped(t *testing.T) {
+	methods := func(v any) string {
+		var out []string
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumMethod() {
+			out = append(out, typ.Method(i).Name)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{&chat.Client{}, "Close Done EmitChat EmitCursor EmitPing Err History OnAvatar OnCursor OnMessage OnPing Rooms Runtime Save Stats Upload Wait WaitEmit"},
+		{chat.Peer{}, "Close Data Done EmitAvatar EmitCursor EmitMessage EmitPing Err ID InRoom Join Leave Rooms Runtime Stats WaitEmit"},
+		{chat.Room{}, "EmitAvatar EmitCursor EmitMessage EmitPing Members Name Runtime"},
+		{&chat.Server{}, "Close Room Runtime"},
+	} {
+		if got := methods(c.v); got != c.want {
+			t.Errorf("%T methods:\n got %s\nwant %s", c.v, got, c.want)
+		}
+		if typ := reflect.TypeOf(c.v); typ.Kind() == reflect.Pointer {
+			if typ.Elem().NumField() != 1 || typ.Elem().Field(0).IsExported() {
+				t.Errorf("%T holds its runtime value in an exported or extra field", c.v)
+			}
+		}
 	}
 }

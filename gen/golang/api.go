@@ -154,8 +154,7 @@ func wrap(text string) string {
 	return out.String()
 }
 
-func peerParam() *jen.Statement { return jen.Id("peer").Id("Peer") }
-func ctxParam() *jen.Statement  { return jen.Id("ctx").Qual("context", "Context") }
+func ctxParam() *jen.Statement { return jen.Id("ctx").Qual("context", "Context") }
 
 // handlerSignature is a Handler method's parameters and results.
 func (g *generator) handlerSignature(e ir.Event, named bool) (params, results []jen.Code) {
@@ -165,15 +164,17 @@ func (g *generator) handlerSignature(e ir.Event, named bool) (params, results []
 		}
 		return jen.Null()
 	}
+	ctx := id("ctx").Qual("context", "Context")
+	peer := id("peer").Id("Peer")
 	payload := g.goType(e.Payload.Type)
 	switch e.Kind {
 	case ir.KindEmit:
-		return []jen.Code{id("peer").Id("Peer"), id("v").Add(payload)}, []jen.Code{jen.Error()}
+		return []jen.Code{ctx, peer, id("v").Add(payload)}, []jen.Code{jen.Error()}
 	case ir.KindReturns:
-		return []jen.Code{id("ctx").Qual("context", "Context"), id("peer").Id("Peer"), id("req").Add(payload)},
+		return []jen.Code{ctx, peer, id("req").Add(payload)},
 			[]jen.Code{g.goType(e.Result.Type), jen.Error()}
 	default:
-		return []jen.Code{id("ctx").Qual("context", "Context"), id("peer").Id("Peer"), id("req").Add(payload),
+		return []jen.Code{ctx, peer, id("req").Add(payload),
 			id("send").Func().Params(g.goType(e.Result.Type)).Error()}, []jen.Code{jen.Error()}
 	}
 }
@@ -186,8 +187,10 @@ func (g *generator) server(f *jen.File) {
 		}
 	}
 
-	f.Comment(lineComment("Handler serves what clients send: one method per call and per emit the\n" +
-		"server receives. Embed UnimplementedHandler to implement only some."))
+	f.Comment(lineComment(wrap("Handler serves what clients send: one method per call and per emit the " +
+		"server receives, with its payload decoded and validated. Embed UnimplementedHandler to " +
+		"implement only some. Contexts, errors and when each method runs are as for " +
+		"[tio.EmitHandler], [tio.CallHandler] and [tio.StreamHandler].")))
 	f.Type().Id("Handler").InterfaceFunc(func(i *jen.Group) {
 		for _, e := range handled {
 			i.Add(eventDoc(handlerDoc(e), e))
@@ -196,9 +199,8 @@ func (g *generator) server(f *jen.File) {
 		}
 	})
 
-	f.Comment(lineComment("UnimplementedHandler answers every event with WT_HANDLER_ERROR \"'event' is\n" +
-		"not implemented by this server\": a call gets it as its CALL_ERROR at once\n" +
-		"(§6.4), an emit reports it to ServerOptions.OnHandlerError."))
+	f.Comment(lineComment(wrap("UnimplementedHandler answers every event with WT_HANDLER_ERROR, " +
+		"as [typed.Unimplemented] words it.")))
 	f.Type().Id("UnimplementedHandler").Struct()
 	for _, e := range handled {
 		params, results := g.handlerSignature(e, false)
@@ -217,12 +219,9 @@ func (g *generator) server(f *jen.File) {
 	f.Line()
 	f.Var().Id("_").Id("Handler").Op("=").Id("UnimplementedHandler").Values()
 
-	f.Comment(lineComment(wrap("Server is a runtime server for this contract with a Handler bound. Serve " +
-		"sessions with its Serve (runtime/endpoint.Listen does that over " +
-		"WebTransport and the WebSocket mapping); Room adds typed broadcasts.")))
-	f.Type().Id("Server").Struct(jen.Op("*").Qual(tioPath, "Server"))
-
-	f.Comment(lineComment("NewServer binds h to a new runtime server of Contract."))
+	serverWrapper.declare(f, "Server serves contract "+g.c.Name+" with a Handler bound. A listener serves "+
+		"its Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed broadcasts.")
+	f.Comment(lineComment(wrap("NewServer binds h to a new runtime server of Contract: [tio.NewServer].")))
 	f.Func().Id("NewServer").Params(jen.Id("h").Id("Handler"), jen.Id("opts").Qual(tioPath, "ServerOptions")).Params(jen.Op("*").Id("Server"), jen.Error()).BlockFunc(func(b *jen.Group) {
 		b.List(jen.Id("srv"), jen.Id("err")).Op(":=").Qual(tioPath, "NewServer").Call(jen.Id("Contract"), jen.Id("opts"))
 		b.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err()))
@@ -231,34 +230,37 @@ func (g *generator) server(f *jen.File) {
 		}
 		b.Return(jen.Op("&").Id("Server").Values(jen.Id("srv")), jen.Nil())
 	})
-	f.Comment(lineComment("Room is the named room with typed broadcasts."))
-	f.Func().Params(jen.Id("s").Op("*").Id("Server")).Id("Room").Params(jen.Id("name").String()).Id("Room").Block(
-		jen.Return(jen.Id("Room").Values(jen.Id("s").Dot("Server").Dot("Room").Call(jen.Id("name")))),
+	f.Comment(lineComment(wrap("Room is the named room, with typed broadcasts: [tio.Server.Room].")))
+	f.Func().Params(serverWrapper.receiver()).Id("Room").Params(jen.Id("name").String()).Id("Room").Block(
+		jen.Return(jen.Id("Room").Values(serverWrapper.rt().Dot("Room").Call(jen.Id("name")))),
 	)
 
-	f.Comment(lineComment("Peer is the server's side of one session, with typed emitters for the\n" +
-		"events the server sends."))
-	f.Type().Id("Peer").Struct(jen.Op("*").Qual(tioPath, "Peer"))
-	f.Comment(lineComment("Room is a room of the server, with typed broadcasts of the events the\n" +
-		"server sends; each is encoded once for every member (§6.5)."))
-	f.Type().Id("Room").Struct(jen.Op("*").Qual(tioPath, "Room"))
+	peerWrapper.declare(f, "Peer is the server's side of one session, with typed emitters for the "+
+		"events the server sends. Handlers receive it; see [tio.Peer] for the session.")
+	f.Comment(lineComment(wrap("NewPeer wraps a runtime peer of a Server of this contract, as " +
+		"tio.ServerOptions.OnSession and OnSessionEnd receive it.")))
+	f.Func().Id("NewPeer").Params(jen.Id("p").Op("*").Qual(tioPath, "Peer")).Id("Peer").Block(
+		jen.Return(jen.Id("Peer").Values(jen.Id("p"))),
+	)
+	roomWrapper.declare(f, "Room is a room of the server, with typed broadcasts of the events the "+
+		"server sends, each encoded once for every member: see [tio.Room].")
 	for _, e := range g.c.Events {
 		if !sentByServer(e) {
 			continue
 		}
 		codec := g.slotCodec(e.Payload)
 		payload := g.goType(e.Payload.Type)
-		send, roomSend, how := "Emit", "RoomEmit", "on the emit lane (§6.1); a full queue closes the session WT_PEER_TOO_SLOW (§9)"
+		send, roomSend := "Emit", "RoomEmit"
 		if e.Lane == ir.Unreliable {
-			send, roomSend, how = "SendDatagram", "RoomSendDatagram", "as a datagram (§7); over the path's size limit it fails with\nWT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4)"
+			send, roomSend = "SendDatagram", "RoomSendDatagram"
 		}
-		f.Add(eventDoc(fmt.Sprintf("%s sends '%s' to this peer %s.", g.methods["peer "+e.Name], e.Name, how), e))
-		f.Func().Params(jen.Id("p").Id("Peer")).Id(g.methods["peer "+e.Name]).Params(jen.Id("v").Add(payload)).Error().Block(
-			jen.Return(jen.Qual(typedPath, send).Call(jen.Id("p").Dot("Peer"), jen.Id(idName(e)), codec, jen.Id("v"))),
+		f.Add(eventDoc(fmt.Sprintf("%s sends '%s' to this peer: [tio.Peer.%s].", g.methods["peer "+e.Name], e.Name, send), e))
+		f.Func().Params(peerWrapper.receiver()).Id(g.methods["peer "+e.Name]).Params(jen.Id("v").Add(payload)).Error().Block(
+			jen.Return(jen.Qual(typedPath, send).Call(peerWrapper.rt(), jen.Id(idName(e)), codec, jen.Id("v"))),
 		)
-		f.Add(eventDoc(fmt.Sprintf("%s sends '%s' to every member of the room except the listed peers.", g.methods["room "+e.Name], e.Name), e))
-		f.Func().Params(jen.Id("r").Id("Room")).Id(g.methods["room "+e.Name]).Params(jen.Id("v").Add(payload), jen.Id("except").Op("...").Id("Peer")).Error().Block(
-			jen.Return(jen.Qual(typedPath, roomSend).Call(jen.Id("r").Dot("Room"), jen.Id(idName(e)), codec, jen.Id("v"), jen.Qual(typedPath, "Except").Call(jen.Id("except")))),
+		f.Add(eventDoc(fmt.Sprintf("%s sends '%s' to every member of the room except the listed peers; ctx bounds the hand-off to other nodes: [tio.Room.%s].", g.methods["room "+e.Name], e.Name, send), e))
+		f.Func().Params(roomWrapper.receiver()).Id(g.methods["room "+e.Name]).Params(ctxParam(), jen.Id("v").Add(payload), jen.Id("except").Op("...").Id("Peer")).Error().Block(
+			jen.Return(jen.Qual(typedPath, roomSend).Call(jen.Id("ctx"), roomWrapper.rt(), jen.Id(idName(e)), codec, jen.Id("v"), jen.Qual(typedPath, "Except").Call(jen.Id("except")))),
 		)
 	}
 }
@@ -289,15 +291,15 @@ func (g *generator) zero(t ir.TypeRef) jen.Code {
 func handlerDoc(e ir.Event) string {
 	switch e.Kind {
 	case ir.KindReturns:
-		return fmt.Sprintf("%s answers the call '%s'. An error becomes its CALL_ERROR: a *tio.Error\nkeeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when\nthe caller cancels or the session ends.", goName(e.Name), e.Name)
+		return fmt.Sprintf("%s answers the call '%s': [tio.CallHandler].", goName(e.Name), e.Name)
 	case ir.KindYields:
-		return fmt.Sprintf("%s answers the streaming call '%s' by calling send once per element.\nsend waits while the caller's credit is zero (§6.6) and fails once the\ncaller cancelled or the session ended; return then. An error returned\nafter elements is sent after them as CALL_ERROR (§6.4).", goName(e.Name), e.Name)
+		return fmt.Sprintf("%s answers the streaming call '%s' by calling send once per element: [tio.StreamHandler].", goName(e.Name), e.Name)
 	}
 	how := "emit"
 	if e.Lane == ir.Unreliable {
 		how = "datagram"
 	}
-	return fmt.Sprintf("%s receives the %s '%s' from a client, validated. It runs on the\nsession's reader: return quickly.", goName(e.Name), how, e.Name)
+	return fmt.Sprintf("%s receives the %s '%s' from a client: [tio.EmitHandler].", goName(e.Name), how, e.Name)
 }
 
 // bind registers one handler method with the runtime server.
@@ -310,8 +312,8 @@ func (g *generator) bind(e ir.Event) jen.Code {
 	switch e.Kind {
 	case ir.KindEmit:
 		return jen.Qual(typedPath, "HandleEmit").Call(jen.Id("srv"), jen.Id(idName(e)), reqCodec,
-			jen.Func().Params(peer, jen.Id("v").Add(payload)).Error().Block(
-				jen.Return(method.Call(wrap, jen.Id("v"))),
+			jen.Func().Params(ctxParam(), peer, jen.Id("v").Add(payload)).Error().Block(
+				jen.Return(method.Call(jen.Id("ctx"), wrap, jen.Id("v"))),
 			))
 	case ir.KindReturns:
 		return jen.Qual(typedPath, "HandleCall").Call(jen.Id("srv"), jen.Id(idName(e)), reqCodec, g.slotCodec(*e.Result),
@@ -327,71 +329,59 @@ func (g *generator) bind(e ir.Event) jen.Code {
 }
 
 func (g *generator) client(f *jen.File) {
-	f.Comment(lineComment(wrap("Client is the client's side of a session of this contract, with typed "+
-		"emits, subscriptions, calls and streams. The embedded runtime client "+
-		"has the rest: Close, Wait, Err, Rooms, Stats.") + "\n\n" + wrap("On a WebSocket "+
-		"session (endpoint.DialWebSocket, or Dial's fallback) only the emit lane "+
-		"exists: calls and streams fail at once with WT_LANE_UNAVAILABLE and the "+
-		"session stays up (§3.3). A session is never resumed (§11): to stay "+
-		"connected, endpoint.Run dials a new one after a session ends and hands it "+
-		"to a function that sets up the application's state again (subscriptions, "+
-		"the requests that put it in rooms).")))
-	f.Type().Id("Client").Struct(jen.Op("*").Qual(tioPath, "Client"))
+	clientWrapper.declare(f, "Client is the client's side of a session of contract "+g.c.Name+", with typed "+
+		"emits, subscriptions, calls and streams: see [tio.Client] for the session, and "+
+		"[endpoint.Run] to dial a new one after a session ends (§11: a session is never resumed).")
 
-	f.Comment(lineComment("NewClient wraps a runtime client made with Contract over any transport\n" +
-		"(tio.NewClient)."))
+	f.Comment(lineComment(wrap("NewClient wraps a runtime client made with Contract over any transport: [tio.NewClient].")))
 	f.Func().Id("NewClient").Params(jen.Id("c").Op("*").Qual(tioPath, "Client")).Op("*").Id("Client").Block(
 		jen.Return(jen.Op("&").Id("Client").Values(jen.Id("c"))),
 	)
 
-	f.Comment(lineComment(wrap("Dial opens a session of this contract at url (https://host:port/path) " +
-		"over WebTransport and returns once the handshake is accepted (§4). With " +
-		"endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when " +
-		"WebTransport cannot be had; endpoint.WithReport says which mapping carries " +
-		"the session and why.")))
+	f.Comment(lineComment(wrap("Dial opens a session of contract " + g.c.Name + " at url (https://host:port/path): [endpoint.Dial].")))
 	f.Func().Id("Dial").Params(ctxParam(), jen.Id("url").String(), jen.Id("opts").Op("...").Qual(endpointPath, "DialOption")).Params(jen.Op("*").Id("Client"), jen.Error()).Block(
 		jen.List(jen.Id("c"), jen.Err()).Op(":=").Qual(endpointPath, "Dial").Call(jen.Id("ctx"), jen.Id("url"), jen.Id("Contract"), jen.Id("opts").Op("...")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Return(jen.Op("&").Id("Client").Values(jen.Id("c")), jen.Nil()),
 	)
 
-	recv := jen.Id("c").Op("*").Id("Client")
-	self := jen.Id("c").Dot("Client")
+	recv := clientWrapper.receiver
+	self := clientWrapper.rt
 	for _, e := range g.c.Events {
 		payload := g.goType(e.Payload.Type)
 		codec := g.slotCodec(e.Payload)
 		switch e.Kind {
 		case ir.KindReturns:
 			name := g.methods["client "+e.Name]
-			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);\na CALL_ERROR comes back as a *tio.Error with the server's code (§6.4).\nOn a WebSocket session it fails with WT_LANE_UNAVAILABLE and the session\nstays up (§3.3).", name, e.Name), e))
-			f.Func().Params(recv.Clone()).Id(name).Params(ctxParam(), jen.Id("req").Add(payload)).Params(g.goType(e.Result.Type), jen.Error()).Block(
-				jen.Return(jen.Qual(typedPath, "Call").Call(jen.Id("ctx"), self.Clone(), jen.Id(idName(e)), codec, g.slotCodec(*e.Result), jen.Id("req"))),
+			f.Add(eventDoc(fmt.Sprintf("%s calls '%s': [tio.Client.Call].", name, e.Name), e))
+			f.Func().Params(recv()).Id(name).Params(ctxParam(), jen.Id("req").Add(payload)).Params(g.goType(e.Result.Type), jen.Error()).Block(
+				jen.Return(jen.Qual(typedPath, "Call").Call(jen.Id("ctx"), self(), jen.Id(idName(e)), codec, g.slotCodec(*e.Result), jen.Id("req"))),
 			)
 			continue
 		case ir.KindYields:
 			name := g.methods["client "+e.Name]
-			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' and yields its elements (§3.2), then an error if the\ncall fails. Credit is granted as the loop consumes (§6.6); breaking out\nof the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a\nWebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up\n(§3.3).", name, e.Name), e))
-			f.Func().Params(recv.Clone()).Id(name).Params(ctxParam(), jen.Id("req").Add(payload)).Qual("iter", "Seq2").Types(g.goType(e.Result.Type), jen.Error()).Block(
-				jen.Return(jen.Qual(typedPath, "Stream").Call(jen.Id("ctx"), self.Clone(), jen.Id(idName(e)), codec, g.slotCodec(*e.Result), jen.Id("req"))),
+			f.Add(eventDoc(fmt.Sprintf("%s calls '%s' and yields its elements, then an error if the call fails: [tio.Client.Stream].", name, e.Name), e))
+			f.Func().Params(recv()).Id(name).Params(ctxParam(), jen.Id("req").Add(payload)).Qual("iter", "Seq2").Types(g.goType(e.Result.Type), jen.Error()).Block(
+				jen.Return(jen.Qual(typedPath, "Stream").Call(jen.Id("ctx"), self(), jen.Id(idName(e)), codec, g.slotCodec(*e.Result), jen.Id("req"))),
 			)
 			continue
 		}
 		if sentByClient(e) {
 			name := g.methods["emit "+e.Name]
-			send, how := "Emit", "on the emit lane (§6.1)"
+			send := "Emit"
 			if e.Lane == ir.Unreliable {
-				send, how = "SendDatagram", "as a datagram (§7), on a WebSocket session as a DATAGRAM frame on the\nemit lane (§3.3); over the path's size limit it fails with\nWT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4)"
+				send = "SendDatagram"
 			}
-			f.Add(eventDoc(fmt.Sprintf("%s sends '%s' %s.", name, e.Name, how), e))
-			f.Func().Params(recv.Clone()).Id(name).Params(jen.Id("v").Add(payload)).Error().Block(
-				jen.Return(jen.Qual(typedPath, send).Call(self.Clone(), jen.Id(idName(e)), codec, jen.Id("v"))),
+			f.Add(eventDoc(fmt.Sprintf("%s sends '%s': [tio.Client.%s].", name, e.Name, send), e))
+			f.Func().Params(recv()).Id(name).Params(jen.Id("v").Add(payload)).Error().Block(
+				jen.Return(jen.Qual(typedPath, send).Call(self(), jen.Id(idName(e)), codec, jen.Id("v"))),
 			)
 		}
 		if sentByServer(e) {
 			name := g.methods["on "+e.Name]
-			f.Add(eventDoc(fmt.Sprintf("%s calls fn with each '%s' the server sends, validated (one that\nfails validation is dropped and counted), until unsubscribe is called.\nfn runs on the session's reader, in order: return quickly.", name, e.Name), e))
-			f.Func().Params(recv.Clone()).Id(name).Params(jen.Id("fn").Func().Params(payload)).Params(jen.Id("unsubscribe").Func().Params()).Block(
-				jen.Return(jen.Qual(typedPath, "On").Call(self.Clone(), jen.Id(idName(e)), codec, jen.Id("fn"))),
+			f.Add(eventDoc(fmt.Sprintf("%s calls fn with each '%s' the server sends, decoded and validated, until unsubscribe is called: [tio.Client.On].", name, e.Name), e))
+			f.Func().Params(recv()).Id(name).Params(jen.Id("fn").Func().Params(payload)).Params(jen.Id("unsubscribe").Func().Params()).Block(
+				jen.Return(jen.Qual(typedPath, "On").Call(self(), jen.Id(idName(e)), codec, jen.Id("fn"))),
 			)
 		}
 	}

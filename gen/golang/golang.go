@@ -18,6 +18,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/transport-io/tiogen/dsl/check"
 	"github.com/transport-io/tiogen/dsl/ir"
 )
 
@@ -56,6 +57,9 @@ func Generate(c *ir.Contract, opts Options) ([]byte, error) {
 	}
 	pkg := PackageName(c, opts.Package)
 	g := newGenerator(c)
+	if len(g.clashes) > 0 {
+		return nil, fmt.Errorf("contract %s has names that clash in Go:\n%s", c.Name, check.Format(g.clashes))
+	}
 	f := jen.NewFile(pkg)
 	f.ImportName(tioPath, "tio")
 	f.ImportName(typedPath, "typed")
@@ -79,7 +83,38 @@ func Generate(c *ir.Contract, opts Options) ([]byte, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("generated Go does not format (a tiogen bug): %w", err)
 	}
-	return buf.Bytes(), nil
+	return groupImports(buf.Bytes()), nil
+}
+
+// groupImports puts the standard library's imports first and the others
+// after a blank line, as goimports does; jennifer sorts them as one group.
+func groupImports(src []byte) []byte {
+	const open, end = "\nimport (\n", "\n)\n"
+	start := bytes.Index(src, []byte(open))
+	if start < 0 {
+		return src // no imports, or one on a line of its own
+	}
+	body := start + len(open)
+	stop := bytes.Index(src[body:], []byte(end))
+	var std, other []string
+	for _, line := range strings.Split(string(src[body:body+stop]), "\n") {
+		// The path is the quoted part; a standard library path has no dot
+		// in its first element.
+		path := line[strings.IndexByte(line, '"')+1:]
+		if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+			other = append(other, line)
+		} else {
+			std = append(std, line)
+		}
+	}
+	lines := std
+	if len(std) > 0 && len(other) > 0 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, other...)
+	out := append([]byte(nil), src[:body]...)
+	out = append(out, strings.Join(lines, "\n")...)
+	return append(out, src[body+stop:]...)
 }
 
 func packageDoc(c *ir.Contract, pkg string) string {
@@ -99,9 +134,11 @@ type generator struct {
 	constNames map[string]string
 	// fieldNames maps "Type.field" to the struct field's Go name.
 	fieldNames map[string]string
-	// peerMethods, roomMethods and clientMethods map an event name to its
-	// method name on each wrapper, by prefix ("Emit", "On", "").
+	// methods maps "wrapper event" (client, handler, peer, room, on, emit)
+	// to the event's method name there.
 	methods map[string]string
+	// clashes are the contract names the file cannot declare.
+	clashes []check.Diagnostic
 }
 
 func newGenerator(c *ir.Contract) *generator {
@@ -112,45 +149,55 @@ func newGenerator(c *ir.Contract) *generator {
 		fieldNames: map[string]string{},
 		methods:    map[string]string{},
 	}
-	top := newScope(fixedAPI...)
+	top := g.newScope("", fixedAPI)
 	for _, t := range c.Types {
-		g.typeNames[t.Name] = top.take(goName(t.Name))
+		g.typeNames[t.Name] = top.take(goName(t.Name), "type '"+t.Name+"'", t.Pos, renameType)
 	}
 	for _, e := range c.Enums {
-		g.typeNames[e.Name] = top.take(goName(e.Name))
+		g.typeNames[e.Name] = top.take(goName(e.Name), "enum '"+e.Name+"'", e.Pos, renameType)
 	}
 	for _, e := range c.Enums {
 		for _, v := range e.Values {
-			g.constNames[e.Name+"."+v.Name] = top.take(g.typeNames[e.Name] + goName(v.Name))
+			g.constNames[e.Name+"."+v.Name] = top.take(g.typeNames[e.Name]+goName(v.Name),
+				"value '"+v.Name+"' of enum '"+e.Name+"'", v.Pos, renameValue)
 		}
 	}
 	for _, t := range c.Types {
-		s := newScope(structMethods...)
+		s := g.newScope(g.typeNames[t.Name], structMethods)
 		for _, fd := range t.Fields {
-			g.fieldNames[t.Name+"."+fd.Name] = s.take(goName(fd.Name))
+			g.fieldNames[t.Name+"."+fd.Name] = s.take(goName(fd.Name), "field '"+fd.Name+"' of type '"+t.Name+"'", fd.Pos, renameField)
 		}
 	}
-	peer, room, client := newScope(peerNames...), newScope(roomNames...), newScope(clientNames...)
-	handler := newScope()
+	peer := g.newScope("Peer", peerWrapper.methodNames())
+	room := g.newScope("Room", roomWrapper.methodNames())
+	client := g.newScope("Client", clientWrapper.methodNames())
+	handler := g.newScope("Handler")
 	for _, e := range c.Events {
 		n := goName(e.Name)
+		what := "event '" + e.Name + "'"
 		if e.Kind != ir.KindEmit {
-			g.methods["client "+e.Name] = client.take(n)
-			g.methods["handler "+e.Name] = handler.take(n)
+			g.methods["client "+e.Name] = client.take(n, what, e.Pos, renameEvent)
+			g.methods["handler "+e.Name] = handler.take(n, what, e.Pos, renameEvent)
 			continue
 		}
 		if sentByServer(e) {
-			g.methods["peer "+e.Name] = peer.take("Emit" + n)
-			g.methods["room "+e.Name] = room.take("Emit" + n)
-			g.methods["on "+e.Name] = client.take("On" + n)
+			g.methods["peer "+e.Name] = peer.take("Emit"+n, what+" (its emitter)", e.Pos, renameEvent)
+			g.methods["room "+e.Name] = room.take("Emit"+n, what+" (its broadcast)", e.Pos, renameEvent)
+			g.methods["on "+e.Name] = client.take("On"+n, what+" (its subscription)", e.Pos, renameEvent)
 		}
 		if sentByClient(e) {
-			g.methods["emit "+e.Name] = client.take("Emit" + n)
-			g.methods["handler "+e.Name] = handler.take(n)
+			g.methods["emit "+e.Name] = client.take("Emit"+n, what+" (its emitter)", e.Pos, renameEvent)
+			g.methods["handler "+e.Name] = handler.take(n, what, e.Pos, renameEvent)
 		}
 	}
+	check.Sort(g.clashes)
 	return g
 }
+
+// Check reports every contract name whose Go name would clash with a name
+// the generated file already declares (names.go, rule 3), as `tiogen check`
+// prints them. Generate refuses a contract with any.
+func Check(c *ir.Contract) []check.Diagnostic { return newGenerator(c).clashes }
 
 func sentByServer(e ir.Event) bool { return e.Kind == ir.KindEmit && e.Direction != ir.DirClient }
 func sentByClient(e ir.Event) bool { return e.Kind != ir.KindEmit || e.Direction != ir.DirServer }

@@ -1,12 +1,12 @@
 package golang
 
 import (
+	"fmt"
 	"go/token"
-	"reflect"
 	"strings"
 
+	"github.com/transport-io/tiogen/dsl/check"
 	"github.com/transport-io/tiogen/dsl/ir"
-	"github.com/transport-io/tiogen/runtime/tio"
 )
 
 // Identifier rules of the generated Go file:
@@ -17,46 +17,104 @@ import (
 //  2. The package name is the contract name lower-cased with its
 //     underscores dropped (chat_app -> chatapp); a Go keyword or predeclared
 //     identifier gets a trailing underscore (type -> type_).
-//  3. A name that would collide with a name this file already declares gets
-//     trailing underscores until it is free. Names are taken in a fixed
-//     order, so the result depends only on the contract: first the file's
-//     fixed API (Contract, Handler, UnimplementedHandler, NewServer, Server,
-//     Peer, Room, Client, NewClient, Dial), then types and enums in
-//     declaration order, then enum constants (EnumValue) in declaration
-//     order. Inside a struct the methods Validate, MarshalJSON and
-//     UnmarshalJSON come first; on Peer, Room, Server and Client the
-//     methods and fields of the embedded runtime type come first (a call
-//     named close gives Client.Close_, since *tio.Client has Close).
+//  3. A contract name is never renamed. When the name it becomes would be
+//     one the file already declares, the contract is refused, and `tiogen
+//     check` reports each clash at the contract name's position: a type or
+//     enum named like the fixed API (fixedAPI: type Room); an enum constant
+//     (EnumValue) named like a type or another constant (LevelInfo); a
+//     field named like a method of every generated type (structMethods); a
+//     call named like a method of the generated Client (clientMethods:
+//     event close); and two events whose methods would share a name (a
+//     call emit_chat and the emit chat's EmitChat).
 //  4. Unexported helpers are a fixed prefix on the exported name (encodeX,
 //     decodeX, codecX, valuesX, idX), or codec_ plus the type as written for
 //     slots that are not a declared type (codec_list_string): the prefixes
 //     differ and exported names start upper-case, so these never collide.
+//     The wrappers hold their runtime value in the unexported field rt.
 
-// fixedAPI are the package-level names every generated file declares.
-var fixedAPI = []string{"Contract", "Handler", "UnimplementedHandler", "NewServer", "Server", "Peer", "Room", "Client", "NewClient", "Dial"}
+// fixedAPI are the package-level names every generated file declares,
+// with what each is.
+var fixedAPI = []fixedName{
+	{"Contract", "the generated contract value"},
+	{"Handler", "the generated server's handler interface"},
+	{"UnimplementedHandler", "the generated handler that implements nothing"},
+	{"NewServer", "the generated server's constructor"},
+	{"Server", "the generated server"},
+	{"Peer", "the generated server's side of a session"},
+	{"NewPeer", "the generated peer's constructor"},
+	{"Room", "the generated room handle (Server.Room returns it)"},
+	{"Client", "the generated client"},
+	{"NewClient", "the generated client's constructor"},
+	{"Dial", "the generated client's dialer"},
+}
 
-// structMethods are the methods every generated struct has.
-var structMethods = []string{"Validate", "MarshalJSON", "UnmarshalJSON"}
+// structMethods are the methods every generated record has.
+var structMethods = []fixedName{
+	{"Validate", "a method of every generated type (it checks a value before it is sent)"},
+	{"MarshalJSON", "a method of every generated type (encoding/json)"},
+	{"UnmarshalJSON", "a method of every generated type (encoding/json)"},
+}
 
-// scope hands out unique identifiers within one namespace.
-type scope map[string]bool
+// fixedName is a name the generated file declares whatever the contract.
+type fixedName struct{ name, what string }
 
-func newScope(taken ...string) scope {
-	s := scope{}
-	for _, n := range taken {
-		s[n] = true
+// scope hands out the identifiers of one namespace of the generated file
+// (the package, or the methods and fields of one type) and records every
+// contract name that would take one already held.
+type scope struct {
+	// of names the namespace in messages: "" for the package, else the type.
+	of    string
+	held  map[string]holder
+	g     *generator
+	fixed map[string]bool
+}
+
+// holder is what holds a name: a fixed part of the API, or a contract
+// declaration at pos.
+type holder struct {
+	what string
+	pos  ir.Pos
+}
+
+func (g *generator) newScope(of string, fixed ...[]fixedName) *scope {
+	s := &scope{of: of, held: map[string]holder{}, g: g, fixed: map[string]bool{}}
+	for _, list := range fixed {
+		for _, f := range list {
+			s.held[f.name] = holder{what: f.what}
+			s.fixed[f.name] = true
+		}
 	}
 	return s
 }
 
-// take reserves name, with trailing underscores added until it is free.
-func (s scope) take(name string) string {
-	for s[name] {
-		name += "_"
+// take reserves name for what, declared at pos. When the name is held, it
+// records a clash with hint and returns the name anyway: Generate refuses
+// a contract with clashes, so the file is never written.
+func (s *scope) take(name, what string, pos ir.Pos, hint string) string {
+	prev, taken := s.held[name]
+	if !taken {
+		s.held[name] = holder{what: what, pos: pos}
+		return name
 	}
-	s[name] = true
+	goName := name
+	if s.of != "" {
+		goName = s.of + "." + name
+	}
+	msg := fmt.Sprintf("%s becomes %s in Go, which is %s", what, goName, prev.what)
+	if !s.fixed[name] {
+		msg = fmt.Sprintf("%s becomes %s in Go, as %s at %s does", what, goName, prev.what, prev.pos)
+	}
+	s.g.clashes = append(s.g.clashes, check.Diagnostic{File: s.g.c.Source, Pos: pos, Message: msg, Hint: hint})
 	return name
 }
+
+// Hints for clashes, by what would have to change.
+const (
+	renameType  = "rename it: tiogen never renames a contract's names in the code it generates, and a type's name does not travel, so renaming it changes no message"
+	renameValue = "rename the value or the type; a value travels as its name, so rename a value only before it is deployed"
+	renameField = "rename the field before it is deployed: a field's name is its JSON key"
+	renameEvent = "rename the event before it is deployed: an event's name is its identity on the wire (§5.4)"
+)
 
 // packageName derives the package name from the contract name (rule 2).
 func packageName(contract string) string {
@@ -97,23 +155,6 @@ func init() {
 		predeclared[n] = true
 	}
 }
-
-// embeddedNames are the promoted methods and the field name of a runtime
-// type that a generated wrapper embeds (rule 3).
-func embeddedNames(v any, field string) []string {
-	t := reflect.TypeOf(v)
-	names := []string{field}
-	for i := range t.NumMethod() {
-		names = append(names, t.Method(i).Name)
-	}
-	return names
-}
-
-var (
-	peerNames   = embeddedNames(&tio.Peer{}, "Peer")
-	roomNames   = embeddedNames(&tio.Room{}, "Room")
-	clientNames = embeddedNames(&tio.Client{}, "Client")
-)
 
 // goName is a contract name as an exported identifier (rule 1).
 func goName(name string) string { return ir.GoName(name) }

@@ -1,6 +1,11 @@
 package golang
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/transport-io/tiogen/dsl/check"
+)
 
 func TestPackageName(t *testing.T) {
 	for in, want := range map[string]string{
@@ -18,18 +23,56 @@ func TestPackageName(t *testing.T) {
 	}
 }
 
-func TestScopeEscapesInOrder(t *testing.T) {
-	s := newScope(fixedAPI...)
-	for in, want := range map[string]string{"Client": "Client_", "Message": "Message"} {
-		if got := s.take(in); got != want {
-			t.Errorf("take(%q) = %q, want %q", in, got, want)
+// TestClashesAreReportedNeverRenamed: a contract name whose Go name the file
+// already declares is reported at its position, naming what holds it, and
+// Generate refuses the contract.
+func TestClashesAreReportedNeverRenamed(t *testing.T) {
+	cases := []struct {
+		src  string
+		want string
+	}{
+		{"contract c\ntype Room { a: string }\nevent e reliable Room\n",
+			"t.tio:2:6: type 'Room' becomes Room in Go, which is the generated room handle"},
+		{"contract c\ntype Peer { a: string }\nevent e reliable Peer\n",
+			"t.tio:2:6: type 'Peer' becomes Peer in Go, which is the generated server's side of a session"},
+		{"contract c\nevent close reliable string returns string\n",
+			"t.tio:2:7: event 'close' becomes Client.Close in Go, which is a method of the generated Client"},
+		{"contract c\ntype LevelInfo { a: string }\nenum Level { info warn }\nevent e reliable LevelInfo returns Level\n",
+			"t.tio:3:14: value 'info' of enum 'Level' becomes LevelInfo in Go, as type 'LevelInfo' at 2:6 does"},
+		{"contract c\ntype Form { validate: bool }\nevent e reliable Form\n",
+			"t.tio:2:13: field 'validate' of type 'Form' becomes Form.Validate in Go, which is a method of every generated type"},
+		{"contract c\nevent chat from client reliable string\nevent emit_chat reliable string returns string\n",
+			"t.tio:3:7: event 'emit_chat' becomes Client.EmitChat in Go, as event 'chat' (its emitter) at 2:7 does"},
+		{"contract c\nevent runtime reliable string yields string\n",
+			"t.tio:2:7: event 'runtime' becomes Client.Runtime in Go, which is the generated Client's way to its runtime value"},
+	}
+	for _, c := range cases {
+		ct, diags := check.Source("t.tio", []byte(c.src))
+		if len(diags) > 0 {
+			t.Fatalf("%q: %v", c.src, diags)
+		}
+		clashes := check.Format(Check(ct))
+		if !strings.HasPrefix(clashes, c.want) || strings.Count(clashes, "t.tio:") != 1 {
+			t.Errorf("%q:\n%s\nwant one clash starting %q", c.src, clashes, c.want)
+		}
+		if !strings.Contains(clashes, "\n    rename ") {
+			t.Errorf("%q: the hint does not say what to rename:\n%s", c.src, clashes)
+		}
+		if _, err := Generate(ct, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: Generate = %v, want it refused with the clash", c.src, err)
 		}
 	}
-	if got := s.take("Client_"); got != "Client__" {
-		t.Errorf("a name equal to an escaped one: %q", got)
+}
+
+func TestGroupImportsAsGoimports(t *testing.T) {
+	src := "package p\n\nimport (\n\t\"context\"\n\t\"example.com/x/y\"\n\t\"iter\"\n\tz \"github.com/a/b\"\n)\n\nvar _ = 1\n"
+	want := "package p\n\nimport (\n\t\"context\"\n\t\"iter\"\n\n\t\"example.com/x/y\"\n\tz \"github.com/a/b\"\n)\n\nvar _ = 1\n"
+	if got := string(groupImports([]byte(src))); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	// Methods the embedded runtime types have are taken first.
-	if got := newScope(clientNames...).take("Close"); got != "Close_" {
-		t.Errorf("Client.Close: %q", got)
+	for _, one := range []string{"package p\n\nimport \"context\"\n", "package p\n"} {
+		if got := string(groupImports([]byte(one))); got != one {
+			t.Errorf("changed %q to %q", one, got)
+		}
 	}
 }

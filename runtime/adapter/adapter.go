@@ -71,6 +71,15 @@ type Adapter interface {
 	// itself. An adapter whose medium echoes a publisher's messages back
 	// drops the echo by Node before delivery. Messages one node publishes
 	// on the reliable lane arrive at each other node in publishing order.
+	//
+	// ctx is the bound of one publish: the caller's context, as given to
+	// tio.Room.Emit, Room.SendDatagram, Peer.Broadcast and
+	// Peer.BroadcastDatagram, after the engine has already delivered to
+	// this node's members. A networked adapter must not block past it: it
+	// returns an error wrapping ctx.Err() once ctx ends (at once for a
+	// context already ended), and the message may then reach some other
+	// nodes or none. A nil return means the message was handed to the
+	// medium, not that every node received it.
 	Broadcast(ctx context.Context, m Message) error
 	// Subscribe registers deliver for messages other nodes broadcast to
 	// rooms this node has members in (and to Room ""). deliver must not

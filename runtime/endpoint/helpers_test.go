@@ -70,7 +70,9 @@ func newTestServer(t *testing.T) *testServer {
 	}
 	s.Server = srv
 	srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
-	srv.HandleEmit(evSay, func(_ *tio.Peer, b []byte) error { return srv.Room("all").Emit(evSaid, b) })
+	srv.HandleEmit(evSay, func(_ context.Context, _ *tio.Peer, b []byte) error {
+		return srv.Room("all").Emit(context.Background(), evSaid, b)
+	})
 	t.Cleanup(func() { _ = srv.Close() })
 	return s
 }

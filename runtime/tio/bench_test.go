@@ -63,7 +63,7 @@ func BenchmarkEmit(b *testing.B) {
 			var got atomic.Int64
 			srv, c, done := benchPair(b, ServerOptions{}, Options{})
 			defer done()
-			srv.HandleEmit(evPing, func(p *Peer, payload []byte) error {
+			srv.HandleEmit(evPing, func(_ context.Context, p *Peer, payload []byte) error {
 				got.Add(1)
 				<-inflight
 				return nil
@@ -97,7 +97,7 @@ func BenchmarkEmitSend(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		if err := s.Emit(evPing, payload); err != nil {
+		if err := s.emit(evPing, payload); err != nil {
 			b.Fatal(err)
 		}
 		if i%128 == 127 {
@@ -116,7 +116,7 @@ func BenchmarkReceiveFrame(b *testing.B) {
 	var got int
 	srv, _ := NewServer(testContract, ServerOptions{})
 	defer srv.Close()
-	srv.HandleEmit(evPing, func(*Peer, []byte) error { got++; return nil })
+	srv.HandleEmit(evPing, func(context.Context, *Peer, []byte) error { got++; return nil })
 	p := &Peer{srv: srv}
 	s := &session{role: roleServer, contract: testContract, owner: p}
 	b.ReportAllocs()
@@ -267,7 +267,7 @@ func BenchmarkBroadcast1000(b *testing.B) {
 	const window = 32
 	for i := range b.N {
 		waitAll(int64(i + 1 - window))
-		if err := room.Emit(evSaid, payload); err != nil {
+		if err := room.Emit(context.Background(), evSaid, payload); err != nil {
 			b.Fatal(err)
 		}
 	}

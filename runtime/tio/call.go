@@ -21,13 +21,8 @@ var creditFrame = func() []byte {
 	return b
 }()
 
-// Call makes a returns call (§3.2): it sends the request, then FIN, and
-// waits for the response. Cancelling ctx resets the stream WT_ABORTED (§8)
-// and returns an *Error with code WT_ABORTED wrapping ctx's error. A
-// CALL_ERROR comes back as an *Error with the responder's code and message
-// (§6.4). On the WebSocket mapping it fails at once with
-// WT_LANE_UNAVAILABLE, and the session stays up (§3.3).
-func (s *session) Call(ctx context.Context, event uint32, req []byte) ([]byte, error) {
+// call is Client.Call.
+func (s *session) call(ctx context.Context, event uint32, req []byte) ([]byte, error) {
 	ev, err := s.lookupSend(event, Returns, wire.Reliable)
 	if err != nil {
 		return nil, err
@@ -73,13 +68,8 @@ func (s *session) Call(ctx context.Context, event uint32, req []byte) ([]byte, e
 	}
 }
 
-// Stream makes a yields call (§3.2). The sequence yields each element, and
-// an error last if the call fails: a CALL_ERROR after elements is yielded
-// after them (§6.4). The element slice is valid until the loop body
-// returns. Consuming elements grants credit in batches of 16 (§6.6);
-// breaking out of the loop or cancelling ctx resets the stream WT_ABORTED
-// (§8). On the WebSocket mapping it yields WT_LANE_UNAVAILABLE (§3.3).
-func (s *session) Stream(ctx context.Context, event uint32, req []byte) iter.Seq2[[]byte, error] {
+// stream is Client.Stream.
+func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		ev, err := s.lookupSend(event, Yields, wire.Reliable)
 		if err != nil {

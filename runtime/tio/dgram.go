@@ -140,12 +140,8 @@ func (s *session) encodeDatagram(ev *Event, payload []byte, origin uint32, seq *
 	return wire.AppendDatagram(b, wire.Datagram{Codec: ev.Payload, EventID: ev.ID, Origin: origin, Seq: seq.Next(ev.ID), Payload: payload}), nil
 }
 
-// SendDatagram sends an unreliable event (§7): over WebTransport as a
-// datagram, over the WebSocket mapping as a DATAGRAM frame on the emit lane
-// (§3.3). It queues it in the send ring (§9) and returns; a payload over the
-// size ceiling is refused with WT_DATAGRAM_TOO_LARGE and nothing is sent
-// (§7.4).
-func (s *session) SendDatagram(event uint32, payload []byte) error {
+// sendDatagram is Client.SendDatagram and Peer.SendDatagram.
+func (s *session) sendDatagram(event uint32, payload []byte) error {
 	ev, err := s.lookupSend(event, Emit, wire.Unreliable)
 	if err != nil {
 		return err

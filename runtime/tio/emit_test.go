@@ -133,7 +133,7 @@ func TestSpecDirectionRefusedLocallyOnSend(t *testing.T) {
 	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
 	wantCode(t, p.client.Emit(evHeard, []byte(`1`)), wire.ProtocolError)
 	wantCode(t, p.peer.Emit(evShout, []byte(`1`)), wire.ProtocolError)
-	wantCode(t, p.srv.Room("r").Emit(evShout, []byte(`1`)), wire.ProtocolError)
+	wantCode(t, p.srv.Room("r").Emit(context.Background(), evShout, []byte(`1`)), wire.ProtocolError)
 	wantCode(t, p.client.Emit(99, []byte(`1`)), wire.UnknownEvent)
 	wantCode(t, p.client.Emit(evMove, []byte(`1`)), wire.ProtocolError) // unreliable: SendDatagram
 	wantCode(t, p.client.SendDatagram(evPing, []byte(`1`)), wire.ProtocolError)

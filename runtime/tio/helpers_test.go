@@ -141,15 +141,18 @@ func newTestServer(t *testing.T, opts ServerOptions) *testServer {
 	}
 	srv.HandleStream(evCount, count(false))
 	srv.HandleStream(evCountThenFail, count(true))
-	srv.HandleEmit(evShout, func(p *Peer, payload []byte) error {
+	srv.HandleEmit(evShout, func(_ context.Context, p *Peer, payload []byte) error {
 		if string(payload) == `"invalid"` {
 			return Errorf(ValidationFailed, "shout must not be invalid")
 		}
 		ts.got.add("shout:" + string(payload))
 		return p.Emit(evHeard, payload)
 	})
-	srv.HandleEmit(evPing, func(p *Peer, payload []byte) error { ts.got.add("ping:" + string(payload)); return nil })
-	srv.HandleEmit(evMove, func(p *Peer, payload []byte) error {
+	srv.HandleEmit(evPing, func(_ context.Context, p *Peer, payload []byte) error {
+		ts.got.add("ping:" + string(payload))
+		return nil
+	})
+	srv.HandleEmit(evMove, func(_ context.Context, p *Peer, payload []byte) error {
 		if string(payload) == `"invalid"` {
 			return Errorf(ValidationFailed, "move must not be invalid")
 		}

@@ -66,7 +66,13 @@ func exceptIDs(except []*Peer) []string {
 // listed peers. The frame is encoded once, and the same bytes go to every
 // local member's queue and to the adapter. A member whose queue is full is
 // closed WT_PEER_TOO_SLOW (§9) and the others still receive it.
-func (r *Room) Emit(event uint32, payload []byte, except ...*Peer) error {
+//
+// Local members are reached at once, whatever ctx. ctx bounds the hand-off
+// to the other nodes: it is passed to [adapter.Adapter.Broadcast], and
+// when it ends first Emit returns the adapter's error (wrapping ctx's) and
+// other nodes may not receive the event. A handler's ctx (the session's)
+// or a context with a timeout are the usual bounds.
+func (r *Room) Emit(ctx context.Context, event uint32, payload []byte, except ...*Peer) error {
 	ev, ok := r.srv.contract.byID[event]
 	if !ok || ev.Kind != Emit || ev.Lane != wire.Reliable || !ev.sentBy(roleServer) {
 		return r.srv.refuseSend(event, ok, Emit, wire.Reliable)
@@ -78,7 +84,7 @@ func (r *Room) Emit(event uint32, payload []byte, except ...*Peer) error {
 	r.srv.encodes.Add(1)
 	f := &frame{b: b}
 	r.srv.fanOut(r.name, func(p *Peer) { _ = p.enqueue(f) }, except, nil)
-	return r.srv.adapter.Broadcast(context.Background(), adapter.Message{
+	return r.srv.adapter.Broadcast(ctx, adapter.Message{
 		Room: r.name, Lane: wire.Reliable, Frame: b, Except: exceptIDs(except),
 	})
 }
@@ -86,12 +92,13 @@ func (r *Room) Emit(event uint32, payload []byte, except ...*Peer) error {
 // SendDatagram sends an unreliable event to every member of the room on
 // every node, except the listed peers, stamped with the server's origin
 // (§7.3). The datagram is encoded once. A member whose path cannot carry
-// it (§7.4) is skipped, and the call reports WT_DATAGRAM_TOO_LARGE.
-func (r *Room) SendDatagram(event uint32, payload []byte, except ...*Peer) error {
-	return r.sendDatagram(event, payload, r.srv.origin, &r.srv.seq, except)
+// it (§7.4) is skipped, and the call reports WT_DATAGRAM_TOO_LARGE. ctx
+// bounds the hand-off to the other nodes, as for [Room.Emit].
+func (r *Room) SendDatagram(ctx context.Context, event uint32, payload []byte, except ...*Peer) error {
+	return r.sendDatagram(ctx, event, payload, r.srv.origin, &r.srv.seq, except)
 }
 
-func (r *Room) sendDatagram(event uint32, payload []byte, origin uint32, seq *datagram.Sequencer, except []*Peer) error {
+func (r *Room) sendDatagram(ctx context.Context, event uint32, payload []byte, origin uint32, seq *datagram.Sequencer, except []*Peer) error {
 	ev, ok := r.srv.contract.byID[event]
 	if !ok || ev.Kind != Emit || ev.Lane != wire.Unreliable || !ev.sentBy(roleServer) {
 		return r.srv.refuseSend(event, ok, Emit, wire.Unreliable)
@@ -114,7 +121,7 @@ func (r *Room) sendDatagram(event uint32, payload []byte, origin uint32, seq *da
 	if origin == r.srv.origin {
 		relayed = 0
 	}
-	if err := r.srv.adapter.Broadcast(context.Background(), adapter.Message{
+	if err := r.srv.adapter.Broadcast(ctx, adapter.Message{
 		Room: r.name, Lane: wire.Unreliable, Frame: b, Except: exceptIDs(except), Origin: relayed,
 	}); err != nil {
 		return err

@@ -80,10 +80,10 @@ func TestSpec6_5_JoinAndLeaveFramesOnTheWire(t *testing.T) {
 
 func TestSpec10_3_BroadcastWithoutJoiningIsRoomNotJoined(t *testing.T) {
 	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
-	wantCode(t, p.peer.Broadcast("lobby", evSaid, []byte(`1`)), wire.RoomNotJoined)
-	wantCode(t, p.peer.BroadcastDatagram("lobby", evMove, []byte(`1`)), wire.RoomNotJoined)
+	wantCode(t, p.peer.Broadcast(context.Background(), "lobby", evSaid, []byte(`1`)), wire.RoomNotJoined)
+	wantCode(t, p.peer.BroadcastDatagram(context.Background(), "lobby", evMove, []byte(`1`)), wire.RoomNotJoined)
 	_ = p.peer.Join("lobby")
-	if err := p.peer.Broadcast("lobby", evSaid, []byte(`1`)); err != nil {
+	if err := p.peer.Broadcast(context.Background(), "lobby", evSaid, []byte(`1`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -111,7 +111,7 @@ func TestSpec6_5_RoomBroadcastEncodedOnceWithExcept(t *testing.T) {
 	for _, m := range ms {
 		_ = m.peer.Join("lobby")
 	}
-	if err := srv.Room("lobby").Emit(evSaid, []byte(`"hello"`), ms[0].peer); err != nil {
+	if err := srv.Room("lobby").Emit(context.Background(), evSaid, []byte(`"hello"`), ms[0].peer); err != nil {
 		t.Fatal(err)
 	}
 	if n := srv.encodes.Load(); n != 1 {
@@ -128,7 +128,7 @@ func TestSpec6_5_RoomBroadcastEncodedOnceWithExcept(t *testing.T) {
 		}
 	}
 	// The excluded peer got nothing: a later broadcast is its first.
-	_ = srv.Room("lobby").Emit(evSaid, []byte(`"second"`))
+	_ = srv.Room("lobby").Emit(context.Background(), evSaid, []byte(`"second"`))
 	if got := ms[0].said.next(t); got != `"second"` {
 		t.Fatalf("excluded peer got %q", got)
 	}
@@ -158,7 +158,7 @@ func TestSpec7_3_BroadcastAcrossNodesKeepsBytesAndOrigin(t *testing.T) {
 		_ = m.peer.Join("arena")
 	}
 	// A reliable broadcast from node 0, except one peer on node 1.
-	if err := servers[0].Room("arena").Emit(evSaid, []byte(`"all"`), b[1].peer); err != nil {
+	if err := servers[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"all"`), b[1].peer); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []*member{a[0], a[1], b[0]} {
@@ -169,7 +169,7 @@ func TestSpec7_3_BroadcastAcrossNodesKeepsBytesAndOrigin(t *testing.T) {
 	<-rec.sent
 	// A peer's datagram relayed to its room: every other member, on both
 	// nodes, gets it under the peer's own origin, as one encoding.
-	if err := a[0].peer.BroadcastDatagram("arena", evMove, []byte(`{"x":1}`)); err != nil {
+	if err := a[0].peer.BroadcastDatagram(context.Background(), "arena", evMove, []byte(`{"x":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	m := <-rec.sent
@@ -187,7 +187,7 @@ func TestSpec7_3_BroadcastAcrossNodesKeepsBytesAndOrigin(t *testing.T) {
 	}
 	// The excluded peer on the other node got nothing: a later broadcast
 	// is the first it sees.
-	_ = servers[0].Room("arena").Emit(evSaid, []byte(`"second"`))
+	_ = servers[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"second"`))
 	if got := b[1].said.next(t); got != `"second"` {
 		t.Fatalf("the excluded peer got %q", got)
 	}

@@ -14,9 +14,12 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// EmitHandler receives an emit or a datagram from a peer. Returning an
-// *Error with WT_VALIDATION_FAILED counts the message as validationDropped.
-type EmitHandler func(p *Peer, payload []byte) error
+// EmitHandler receives an emit or a datagram from a peer. ctx is the
+// session's: it ends when the session ends, so work the handler starts for
+// the peer can stop with it. The handler runs on the session's reader, in
+// order: return quickly. Returning an *Error with WT_VALIDATION_FAILED
+// counts the message as validationDropped.
+type EmitHandler func(ctx context.Context, p *Peer, payload []byte) error
 
 // CallHandler answers a returns call (§3.2). An error becomes the
 // CALL_ERROR: an *Error keeps its code and message, any other error is
@@ -268,7 +271,7 @@ func (p *Peer) deliver(ev *Event, payload []byte) error {
 	if h == nil {
 		return nil
 	}
-	err := h(p, payload)
+	err := h(p.ctx, p, payload)
 	if err != nil && wire.CodeOf(err) != wire.ValidationFailed && p.srv.opts.OnHandlerError != nil {
 		p.srv.opts.OnHandlerError(p, ev.Name, err)
 	}
@@ -379,20 +382,22 @@ func (p *Peer) leaveAll() {
 }
 
 // Broadcast emits an event to every other member of a room the peer is in,
-// on every node. A peer not in the room gets WT_ROOM_NOT_JOINED (§10.3).
-func (p *Peer) Broadcast(room string, event uint32, payload []byte) error {
+// on every node; ctx bounds the hand-off to the adapter, as for
+// [Room.Emit]. A peer not in the room gets WT_ROOM_NOT_JOINED (§10.3).
+func (p *Peer) Broadcast(ctx context.Context, room string, event uint32, payload []byte) error {
 	if !p.InRoom(room) {
 		return Errorf(wire.RoomNotJoined, "peer %s broadcast to room '%s' without being in it", p.id, room)
 	}
-	return p.srv.Room(room).Emit(event, payload, p)
+	return p.srv.Room(room).Emit(ctx, event, payload, p)
 }
 
 // BroadcastDatagram sends an unreliable event to every other member of a
 // room the peer is in, stamped with this peer's origin and sequence (§7.3).
-// A peer not in the room gets WT_ROOM_NOT_JOINED (§10.3).
-func (p *Peer) BroadcastDatagram(room string, event uint32, payload []byte) error {
+// A peer not in the room gets WT_ROOM_NOT_JOINED (§10.3). ctx bounds the
+// hand-off to the adapter, as for [Room.Emit].
+func (p *Peer) BroadcastDatagram(ctx context.Context, room string, event uint32, payload []byte) error {
 	if !p.InRoom(room) {
 		return Errorf(wire.RoomNotJoined, "peer %s broadcast to room '%s' without being in it", p.id, room)
 	}
-	return p.srv.Room(room).sendDatagram(event, payload, p.origin, &p.seq, []*Peer{p})
+	return p.srv.Room(room).sendDatagram(ctx, event, payload, p.origin, &p.seq, []*Peer{p})
 }

@@ -228,10 +228,8 @@ func (s *session) protocolError(err error) {
 	s.closeWith(code, msg)
 }
 
-// Close ends the session with a §10.2 code (WT_NO_ERROR for a normal close)
-// and a reason of at most 1024 bytes. The session is over at once: frames
-// still queued are not sent (§3.3). Closing a closed session does nothing.
-func (s *session) Close(code Code, reason string) error {
+// closeSession is Client.Close and Peer.Close.
+func (s *session) closeSession(code Code, reason string) error {
 	n, ok := code.SessionCode()
 	if !ok {
 		return Errorf(ProtocolError, "%s is not a session close code (§10.2)", code)
@@ -240,12 +238,8 @@ func (s *session) Close(code Code, reason string) error {
 	return nil
 }
 
-// Done is closed once the session has ended.
-func (s *session) Done() <-chan struct{} { return s.ended }
-
-// Err reports how the session ended: the close code and reason, or
-// WT_NO_ERROR for a lost connection (§11). It is nil while the session runs.
-func (s *session) Err() error {
+// endErr is Client.Err and Peer.Err.
+func (s *session) endErr() error {
 	select {
 	case <-s.ended:
 		return s.err
@@ -254,9 +248,8 @@ func (s *session) Err() error {
 	}
 }
 
-// Features are the feature tokens both peers support (§4.2), known once the
-// handshake is accepted.
-func (s *session) Features() []string {
+// agreedFeatures is Client.Features and Peer.Features.
+func (s *session) agreedFeatures() []string {
 	select {
 	case <-s.hsDone:
 		return append([]string(nil), s.features...)
@@ -265,8 +258,8 @@ func (s *session) Features() []string {
 	}
 }
 
-// Stats returns the session's counters now.
-func (s *session) Stats() Stats {
+// snapshot is Client.Stats and Peer.Stats.
+func (s *session) snapshot() Stats {
 	overflow, stale := s.dg.ringStats()
 	return Stats{
 		EmitQueueDepth:    s.q.depth(),
@@ -324,10 +317,8 @@ func (s *session) lookupSend(id uint32, kind Kind, lane wire.Lane) (*Event, erro
 	return ev, nil
 }
 
-// Emit sends an event on the emit lane (§6.1): payload is the encoded
-// payload, in the codec the contract declares. It queues the frame and
-// returns; a full queue closes the session WT_PEER_TOO_SLOW (§9).
-func (s *session) Emit(event uint32, payload []byte) error {
+// emit is Client.Emit and Peer.Emit.
+func (s *session) emit(event uint32, payload []byte) error {
 	ev, err := s.lookupSend(event, Emit, wire.Reliable)
 	if err != nil {
 		return err

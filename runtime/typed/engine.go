@@ -28,26 +28,27 @@ func SendDatagram[T any](s Sender, event uint32, c Codec[T], v T) error {
 }
 
 // RoomEmit sends v to every member of a room except the listed peers,
-// encoded once (§6.5).
-func RoomEmit[T any](r *tio.Room, event uint32, c Codec[T], v T, except []*tio.Peer) error {
-	return encode(c, v, func(b []byte) error { return r.Emit(event, b, except...) })
+// encoded once (§6.5); ctx bounds the hand-off to other nodes
+// (tio.Room.Emit).
+func RoomEmit[T any](ctx context.Context, r *tio.Room, event uint32, c Codec[T], v T, except []*tio.Peer) error {
+	return encode(c, v, func(b []byte) error { return r.Emit(ctx, event, b, except...) })
 }
 
 // RoomSendDatagram sends v as a datagram to every member of a room except
 // the listed peers; members whose path cannot carry it are skipped and the
 // call reports WT_DATAGRAM_TOO_LARGE (§7.4).
-func RoomSendDatagram[T any](r *tio.Room, event uint32, c Codec[T], v T, except []*tio.Peer) error {
-	return encode(c, v, func(b []byte) error { return r.SendDatagram(event, b, except...) })
+func RoomSendDatagram[T any](ctx context.Context, r *tio.Room, event uint32, c Codec[T], v T, except []*tio.Peer) error {
+	return encode(c, v, func(b []byte) error { return r.SendDatagram(ctx, event, b, except...) })
 }
 
 // Except turns generated peers into the engine's.
-func Except[P ~struct{ *tio.Peer }](peers []P) []*tio.Peer {
+func Except[P interface{ Runtime() *tio.Peer }](peers []P) []*tio.Peer {
 	if len(peers) == 0 {
 		return nil
 	}
 	out := make([]*tio.Peer, len(peers))
 	for i, p := range peers {
-		out[i] = struct{ *tio.Peer }(p).Peer
+		out[i] = p.Runtime()
 	}
 	return out
 }
@@ -115,13 +116,13 @@ func Stream[Req, Elem any](ctx context.Context, c *tio.Client, event uint32, req
 
 // HandleEmit registers fn for an emit or datagram event the client sends. A
 // payload that fails validation is dropped and counted, never handed to fn.
-func HandleEmit[T any](srv *tio.Server, event uint32, codec Codec[T], fn func(*tio.Peer, T) error) {
-	srv.HandleEmit(event, func(p *tio.Peer, payload []byte) error {
+func HandleEmit[T any](srv *tio.Server, event uint32, codec Codec[T], fn func(context.Context, *tio.Peer, T) error) {
+	srv.HandleEmit(event, func(ctx context.Context, p *tio.Peer, payload []byte) error {
 		v, err := codec.Parse(payload)
 		if err != nil {
 			return err
 		}
-		return fn(p, v)
+		return fn(ctx, p, v)
 	})
 }
 

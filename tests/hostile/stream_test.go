@@ -96,9 +96,9 @@ func TestSpec5_4_HostileUnknownEmitDroppedAndCounted(t *testing.T) {
 	p, frames := startServer(t).ready(t)
 	p.write(t, frame(wire.FrameEmit, wire.CodecJSON, 0xdeadbeef, text("?")))
 	stillUp(t, p, frames, "marker") // the server read the unknown emit before it
-	got := answer(t, p.call(t, true, frame(wire.FrameCallRequest, wire.CodecJSON, conformancetest.Stats, text(""))))
+	got := answer(t, p.call(t, true, frame(wire.FrameCallRequest, wire.CodecJSON, conformancetest.Counters, text(""))))
 	if len(got) != 1 || got[0].Type != wire.FrameCallResponse || !bytes.Contains(got[0].Payload, []byte(`"unknownDropped":"1"`)) {
-		t.Fatalf("stats answer %v, want unknownDropped \"1\" (int64 travels as a decimal string)", got)
+		t.Fatalf("counters answer %v, want unknownDropped \"1\" (int64 travels as a decimal string)", got)
 	}
 }
 

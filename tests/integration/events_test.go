@@ -253,7 +253,7 @@ func TestSpec7_ConformanceMoveRoundTrip(t *testing.T) {
 	}
 }
 
-// stats returns the caller's own counters (§9, §7.3, §5.4): an emit with
+// counters returns the caller's own counters (§9, §7.3, §5.4): an emit with
 // an invalid payload counts as validationDropped and one for an event the
 // server does not know as unknownDropped.
 func TestConformanceStatsAreTheCallersCounters(t *testing.T) {
@@ -284,7 +284,7 @@ func TestConformanceStatsAreTheCallersCounters(t *testing.T) {
 	}
 	// The marker's heard means the server read everything before it.
 	heard.want(t, string(text("marker")))
-	resp, err := cl.Call(conformancetest.Context(t), conformancetest.Stats, text(""))
+	resp, err := cl.Call(conformancetest.Context(t), conformancetest.Counters, text(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,14 +292,14 @@ func TestConformanceStatsAreTheCallersCounters(t *testing.T) {
 	// (docs/contract-language.md), and validates them.
 	var st conformance.Stats
 	if err := json.Unmarshal(resp, &st); err != nil {
-		t.Fatalf("stats %s: %v", resp, err)
+		t.Fatalf("counters %s: %v", resp, err)
 	}
 	if want := (conformance.Stats{UnknownDropped: 1, ValidationDropped: 2}); st != want {
-		t.Fatalf("stats %s, want %+v", resp, want)
+		t.Fatalf("counters %s, want %+v", resp, want)
 	}
-	resp, err = bystander.Call(conformancetest.Context(t), conformancetest.Stats, text(""))
+	resp, err = bystander.Call(conformancetest.Context(t), conformancetest.Counters, text(""))
 	if err != nil || string(resp) != `{"overflowDropped":"0","staleDropped":"0","staleReceived":"0","unknownDropped":"0","validationDropped":"0"}` {
-		t.Fatalf("another session's stats %s, %v", resp, err)
+		t.Fatalf("another session's counters %s, %v", resp, err)
 	}
 }
 

@@ -480,5 +480,5 @@ func emitFrame(t *testing.T, event uint32, payload string) []byte {
 // echoShouts makes the server answer each shout with a heard carrying the
 // same payload, to the shouting peer.
 func (s *server) echoShouts() {
-	s.tio.HandleEmit(evShout, func(p *tio.Peer, b []byte) error { return p.Emit(evHeard, b) })
+	s.tio.HandleEmit(evShout, func(_ context.Context, p *tio.Peer, b []byte) error { return p.Emit(evHeard, b) })
 }

@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"context"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -101,7 +102,7 @@ func TestSpec3_3_DatagramFrameOnWebTransportIsProtocolError(t *testing.T) {
 func TestSpec3_3_UnreliableBurstOverWebSocketKeepsTheSession(t *testing.T) {
 	const datagrams, every = 5000, 100
 	s := startServer(t, serverConfig{})
-	s.tio.HandleEmit(evShout, func(p *tio.Peer, _ []byte) error {
+	s.tio.HandleEmit(evShout, func(_ context.Context, p *tio.Peer, _ []byte) error {
 		for i := 1; i <= datagrams; i++ {
 			if err := p.SendDatagram(evMove, []byte(strconv.Itoa(i))); err != nil {
 				return err

@@ -52,7 +52,7 @@ func emitsBothWaysInOrder(t *testing.T, m mapping) {
 	const n = 200
 	s := startServer(t, serverConfig{})
 	got := make(chan string, 2*n)
-	s.tio.HandleEmit(evShout, func(p *tio.Peer, b []byte) error {
+	s.tio.HandleEmit(evShout, func(_ context.Context, p *tio.Peer, b []byte) error {
 		if string(b) != `"go"` {
 			got <- string(b)
 			return nil
@@ -187,7 +187,7 @@ func authorizeFailureIsNoError(t *testing.T, m mapping) {
 // LEAVE, in order with the emits around them.
 func joinAndLeaveShapeTheClientsView(t *testing.T, m mapping) {
 	s := startServer(t, serverConfig{})
-	s.tio.HandleEmit(evShout, func(p *tio.Peer, b []byte) error {
+	s.tio.HandleEmit(evShout, func(_ context.Context, p *tio.Peer, b []byte) error {
 		switch string(b) {
 		case `"join"`:
 			if err := errors.Join(p.Join("lobby"), p.Join("red")); err != nil {
@@ -220,7 +220,7 @@ func joinAndLeaveShapeTheClientsView(t *testing.T, m mapping) {
 // §6.5: a member's broadcast reaches every other member, not the sender.
 func roomBroadcastSkipsTheExcepted(t *testing.T, m mapping) {
 	s := startServer(t, serverConfig{})
-	s.tio.HandleEmit(evShout, func(p *tio.Peer, b []byte) error {
+	s.tio.HandleEmit(evShout, func(_ context.Context, p *tio.Peer, b []byte) error {
 		switch string(b) {
 		case `"join"`:
 			if err := p.Join("lobby"); err != nil {
@@ -228,11 +228,11 @@ func roomBroadcastSkipsTheExcepted(t *testing.T, m mapping) {
 			}
 			return p.Emit(evHeard, []byte(`"joined"`))
 		case `"broadcast"`:
-			if err := p.Broadcast("lobby", evHeard, []byte(`"from a"`)); err != nil {
+			if err := p.Broadcast(context.Background(), "lobby", evHeard, []byte(`"from a"`)); err != nil {
 				return err
 			}
 			// Then one emit to all: it follows the broadcast on each lane.
-			return s.tio.Room("lobby").Emit(evHeard, []byte(`"marker"`))
+			return s.tio.Room("lobby").Emit(context.Background(), evHeard, []byte(`"marker"`))
 		}
 		return nil
 	})
@@ -369,7 +369,7 @@ func unreliableEventsPassTheGate(t *testing.T, m mapping) {
 	s := startServer(t, serverConfig{})
 	s.echoShouts()
 	moves := make(chan string, 16)
-	s.tio.HandleEmit(evMove, func(_ *tio.Peer, b []byte) error {
+	s.tio.HandleEmit(evMove, func(_ context.Context, _ *tio.Peer, b []byte) error {
 		moves <- string(b)
 		return nil
 	})

@@ -6,11 +6,12 @@ package conformance
 
 import (
 	"context"
+	"iter"
+
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/typed"
 	"github.com/transport-io/tiogen/runtime/wire"
-	"iter"
 )
 
 // This file needs a runtime/typed at least as new as the generator that wrote it.
@@ -304,6 +305,7 @@ const (
 	idBlob          uint32 = 0xfa2c8cc4
 	idCount         uint32 = 0x6c35493a
 	idCountThenFail uint32 = 0x5bd60833
+	idCounters      uint32 = 0x332daf8d
 	idEcho          uint32 = 0x092c79e8
 	idEnter         uint32 = 0xe08d706b
 	idExit          uint32 = 0xe596899f
@@ -314,7 +316,6 @@ const (
 	idSaid          uint32 = 0xfb46c79b
 	idSay           uint32 = 0xa0b967fc
 	idShout         uint32 = 0xb6efa0ba
-	idStats         uint32 = 0x4b5af442
 )
 
 // Contract is contract conformance as the runtime uses it: each event's id, lane,
@@ -324,6 +325,7 @@ var Contract = tio.MustContract("conformance",
 	tio.Event{Name: "blob", ID: idBlob, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecBytes, Result: wire.CodecBytes},
 	tio.Event{Name: "count", ID: idCount, Lane: wire.Reliable, Kind: tio.Yields, Payload: wire.CodecJSON, Result: wire.CodecJSON},
 	tio.Event{Name: "countThenFail", ID: idCountThenFail, Lane: wire.Reliable, Kind: tio.Yields, Payload: wire.CodecJSON, Result: wire.CodecJSON},
+	tio.Event{Name: "counters", ID: idCounters, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},
 	tio.Event{Name: "echo", ID: idEcho, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},
 	tio.Event{Name: "enter", ID: idEnter, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},
 	tio.Event{Name: "exit", ID: idExit, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},
@@ -334,7 +336,6 @@ var Contract = tio.MustContract("conformance",
 	tio.Event{Name: "said", ID: idSaid, Lane: wire.Reliable, From: tio.FromServer, Kind: tio.Emit, Payload: wire.CodecJSON},
 	tio.Event{Name: "say", ID: idSay, Lane: wire.Reliable, From: tio.FromClient, Kind: tio.Emit, Payload: wire.CodecJSON},
 	tio.Event{Name: "shout", ID: idShout, Lane: wire.Reliable, From: tio.FromClient, Kind: tio.Emit, Payload: wire.CodecJSON},
-	tio.Event{Name: "stats", ID: idStats, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},
 )
 
 // Codecs of the event slots (§5.3).
@@ -351,6 +352,10 @@ var (
 		Decode: decodeText,
 		Encode: encodeText,
 	}
+	codecStats = typed.JSON[Stats]{
+		Decode: decodeStats,
+		Encode: encodeStats,
+	}
 	codecRoomName = typed.JSON[RoomName]{
 		Decode: decodeRoomName,
 		Encode: encodeRoomName,
@@ -359,67 +364,44 @@ var (
 		Decode: decodePoint,
 		Encode: encodePoint,
 	}
-	codecStats = typed.JSON[Stats]{
-		Decode: decodeStats,
-		Encode: encodeStats,
-	}
 )
 
 // Handler serves what clients send: one method per call and per emit the
-// server receives. Embed UnimplementedHandler to implement only some.
+// server receives, with its payload decoded and validated. Embed
+// UnimplementedHandler to implement only some. Contexts, errors and when each
+// method runs are as for [tio.EmitHandler], [tio.CallHandler] and
+// [tio.StreamHandler].
 type Handler interface {
-	// Blob answers the call 'blob'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Blob answers the call 'blob': [tio.CallHandler].
 	Blob(ctx context.Context, peer Peer, req []byte) ([]byte, error)
-	// Count answers the streaming call 'count' by calling send once per element.
-	// send waits while the caller's credit is zero (§6.6) and fails once the
-	// caller cancelled or the session ended; return then. An error returned after
-	// elements is sent after them as CALL_ERROR (§6.4).
+	// Count answers the streaming call 'count' by calling send once per element:
+	// [tio.StreamHandler].
 	Count(ctx context.Context, peer Peer, req Count, send func(Item) error) error
 	// CountThenFail answers the streaming call 'countThenFail' by calling send
-	// once per element. send waits while the caller's credit is zero (§6.6) and
-	// fails once the caller cancelled or the session ended; return then. An error
-	// returned after elements is sent after them as CALL_ERROR (§6.4).
+	// once per element: [tio.StreamHandler].
 	CountThenFail(ctx context.Context, peer Peer, req Count, send func(Item) error) error
-	// Echo answers the call 'echo'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Counters answers the call 'counters': [tio.CallHandler].
+	Counters(ctx context.Context, peer Peer, req Text) (Stats, error)
+	// Echo answers the call 'echo': [tio.CallHandler].
 	Echo(ctx context.Context, peer Peer, req Text) (Text, error)
-	// Enter answers the call 'enter'. An error becomes its CALL_ERROR: a
-	// *tio.Error keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx
-	// ends when the caller cancels or the session ends.
+	// Enter answers the call 'enter': [tio.CallHandler].
 	Enter(ctx context.Context, peer Peer, req RoomName) (RoomName, error)
-	// Exit answers the call 'exit'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Exit answers the call 'exit': [tio.CallHandler].
 	Exit(ctx context.Context, peer Peer, req RoomName) (RoomName, error)
-	// Fail answers the call 'fail'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Fail answers the call 'fail': [tio.CallHandler].
 	Fail(ctx context.Context, peer Peer, req Text) (Text, error)
-	// Hang answers the call 'hang'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Hang answers the call 'hang': [tio.CallHandler].
 	Hang(ctx context.Context, peer Peer, req Text) (Text, error)
-	// Move receives the datagram 'move' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Move(peer Peer, v Point) error
-	// Say receives the emit 'say' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Say(peer Peer, v Text) error
-	// Shout receives the emit 'shout' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Shout(peer Peer, v Text) error
-	// Stats answers the call 'stats'. An error becomes its CALL_ERROR: a
-	// *tio.Error keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx
-	// ends when the caller cancels or the session ends.
-	Stats(ctx context.Context, peer Peer, req Text) (Stats, error)
+	// Move receives the datagram 'move' from a client: [tio.EmitHandler].
+	Move(ctx context.Context, peer Peer, v Point) error
+	// Say receives the emit 'say' from a client: [tio.EmitHandler].
+	Say(ctx context.Context, peer Peer, v Text) error
+	// Shout receives the emit 'shout' from a client: [tio.EmitHandler].
+	Shout(ctx context.Context, peer Peer, v Text) error
 }
 
-// UnimplementedHandler answers every event with WT_HANDLER_ERROR "'event' is
-// not implemented by this server": a call gets it as its CALL_ERROR at once
-// (§6.4), an emit reports it to ServerOptions.OnHandlerError.
+// UnimplementedHandler answers every event with WT_HANDLER_ERROR, as
+// [typed.Unimplemented] words it.
 type UnimplementedHandler struct{}
 
 func (UnimplementedHandler) Blob(context.Context, Peer, []byte) ([]byte, error) {
@@ -432,6 +414,10 @@ func (UnimplementedHandler) Count(context.Context, Peer, Count, func(Item) error
 
 func (UnimplementedHandler) CountThenFail(context.Context, Peer, Count, func(Item) error) error {
 	return typed.Unimplemented("countThenFail")
+}
+
+func (UnimplementedHandler) Counters(context.Context, Peer, Text) (Stats, error) {
+	return Stats{}, typed.Unimplemented("counters")
 }
 
 func (UnimplementedHandler) Echo(context.Context, Peer, Text) (Text, error) {
@@ -454,32 +440,39 @@ func (UnimplementedHandler) Hang(context.Context, Peer, Text) (Text, error) {
 	return Text{}, typed.Unimplemented("hang")
 }
 
-func (UnimplementedHandler) Move(Peer, Point) error {
+func (UnimplementedHandler) Move(context.Context, Peer, Point) error {
 	return typed.Unimplemented("move")
 }
 
-func (UnimplementedHandler) Say(Peer, Text) error {
+func (UnimplementedHandler) Say(context.Context, Peer, Text) error {
 	return typed.Unimplemented("say")
 }
 
-func (UnimplementedHandler) Shout(Peer, Text) error {
+func (UnimplementedHandler) Shout(context.Context, Peer, Text) error {
 	return typed.Unimplemented("shout")
-}
-
-func (UnimplementedHandler) Stats(context.Context, Peer, Text) (Stats, error) {
-	return Stats{}, typed.Unimplemented("stats")
 }
 
 var _ Handler = UnimplementedHandler{}
 
-// Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
-// and the WebSocket mapping); Room adds typed broadcasts.
+// Server serves contract conformance with a Handler bound. A listener serves
+// its Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed
+// broadcasts.
 type Server struct {
-	*tio.Server
+	rt *tio.Server
 }
 
-// NewServer binds h to a new runtime server of Contract.
+// Close stops the server: [tio.Server.Close].
+func (s *Server) Close() error {
+	return s.rt.Close()
+}
+
+// Runtime is the runtime server under this one: what a listener serves
+// (endpoint.Listen), and the way to send by event id: [tio.Server].
+func (s *Server) Runtime() *tio.Server {
+	return s.rt
+}
+
+// NewServer binds h to a new runtime server of Contract: [tio.NewServer].
 func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	srv, err := tio.NewServer(Contract, opts)
 	if err != nil {
@@ -493,6 +486,9 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	})
 	typed.HandleStream(srv, idCountThenFail, codecCount, codecItem, func(ctx context.Context, p *tio.Peer, req Count, send func(Item) error) error {
 		return h.CountThenFail(ctx, Peer{p}, req, send)
+	})
+	typed.HandleCall(srv, idCounters, codecText, codecStats, func(ctx context.Context, p *tio.Peer, req Text) (Stats, error) {
+		return h.Counters(ctx, Peer{p}, req)
 	})
 	typed.HandleCall(srv, idEcho, codecText, codecText, func(ctx context.Context, p *tio.Peer, req Text) (Text, error) {
 		return h.Echo(ctx, Peer{p}, req)
@@ -509,96 +505,211 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	typed.HandleCall(srv, idHang, codecText, codecText, func(ctx context.Context, p *tio.Peer, req Text) (Text, error) {
 		return h.Hang(ctx, Peer{p}, req)
 	})
-	typed.HandleEmit(srv, idMove, codecPoint, func(p *tio.Peer, v Point) error {
-		return h.Move(Peer{p}, v)
+	typed.HandleEmit(srv, idMove, codecPoint, func(ctx context.Context, p *tio.Peer, v Point) error {
+		return h.Move(ctx, Peer{p}, v)
 	})
-	typed.HandleEmit(srv, idSay, codecText, func(p *tio.Peer, v Text) error {
-		return h.Say(Peer{p}, v)
+	typed.HandleEmit(srv, idSay, codecText, func(ctx context.Context, p *tio.Peer, v Text) error {
+		return h.Say(ctx, Peer{p}, v)
 	})
-	typed.HandleEmit(srv, idShout, codecText, func(p *tio.Peer, v Text) error {
-		return h.Shout(Peer{p}, v)
-	})
-	typed.HandleCall(srv, idStats, codecText, codecStats, func(ctx context.Context, p *tio.Peer, req Text) (Stats, error) {
-		return h.Stats(ctx, Peer{p}, req)
+	typed.HandleEmit(srv, idShout, codecText, func(ctx context.Context, p *tio.Peer, v Text) error {
+		return h.Shout(ctx, Peer{p}, v)
 	})
 	return &Server{srv}, nil
 }
 
-// Room is the named room with typed broadcasts.
+// Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.Server.Room(name)}
+	return Room{s.rt.Room(name)}
 }
 
-// Peer is the server's side of one session, with typed emitters for the
-// events the server sends.
+// Peer is the server's side of one session, with typed emitters for the events
+// the server sends. Handlers receive it; see [tio.Peer] for the session.
 type Peer struct {
-	*tio.Peer
+	rt *tio.Peer
 }
 
-// Room is a room of the server, with typed broadcasts of the events the
-// server sends; each is encoded once for every member (§6.5).
+// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
+func (p Peer) ID() string {
+	return p.rt.ID()
+}
+
+// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
+func (p Peer) Data() any {
+	return p.rt.Data()
+}
+
+// Join puts the peer in a room: [tio.Peer.Join].
+func (p Peer) Join(room string) error {
+	return p.rt.Join(room)
+}
+
+// Leave takes the peer out of a room: [tio.Peer.Leave].
+func (p Peer) Leave(room string) error {
+	return p.rt.Leave(room)
+}
+
+// Rooms lists the rooms of this session: [tio.Peer.Rooms].
+func (p Peer) Rooms() []string {
+	return p.rt.Rooms()
+}
+
+// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
+func (p Peer) InRoom(room string) bool {
+	return p.rt.InRoom(room)
+}
+
+// Close ends the session with a close code and reason: [tio.Peer.Close].
+func (p Peer) Close(code tio.Code, reason string) error {
+	return p.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Peer.Done].
+func (p Peer) Done() <-chan struct{} {
+	return p.rt.Done()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
+func (p Peer) Err() error {
+	return p.rt.Err()
+}
+
+// Stats returns the session's counters now: [tio.Peer.Stats].
+func (p Peer) Stats() tio.Stats {
+	return p.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Peer.WaitEmit].
+func (p Peer) WaitEmit(ctx context.Context) error {
+	return p.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime peer under this one, for the rare code that sends by
+// event id: [tio.Peer].
+func (p Peer) Runtime() *tio.Peer {
+	return p.rt
+}
+
+// NewPeer wraps a runtime peer of a Server of this contract, as
+// tio.ServerOptions.OnSession and OnSessionEnd receive it.
+func NewPeer(p *tio.Peer) Peer {
+	return Peer{p}
+}
+
+// Room is a room of the server, with typed broadcasts of the events the server
+// sends, each encoded once for every member: see [tio.Room].
 type Room struct {
-	*tio.Room
+	rt *tio.Room
 }
 
-// EmitHeard sends 'heard' to this peer on the emit lane (§6.1); a full queue
-// closes the session WT_PEER_TOO_SLOW (§9).
+// Name is the room's name: [tio.Room.Name].
+func (r Room) Name() string {
+	return r.rt.Name()
+}
+
+// Members counts this node's peers in the room: [tio.Room.Members].
+func (r Room) Members() int {
+	return r.rt.Members()
+}
+
+// Runtime is the runtime room under this one, for the rare code that
+// broadcasts by event id: [tio.Room].
+func (r Room) Runtime() *tio.Room {
+	return r.rt
+}
+
+// EmitHeard sends 'heard' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitHeard(v Text) error {
-	return typed.Emit(p.Peer, idHeard, codecText, v)
+	return typed.Emit(p.rt, idHeard, codecText, v)
 }
 
-// EmitHeard sends 'heard' to every member of the room except the listed peers.
-func (r Room) EmitHeard(v Text, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idHeard, codecText, v, typed.Except(except))
+// EmitHeard sends 'heard' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.Emit].
+func (r Room) EmitHeard(ctx context.Context, v Text, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idHeard, codecText, v, typed.Except(except))
 }
 
-// EmitMove sends 'move' to this peer as a datagram (§7); over the path's size
-// limit it fails with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitMove sends 'move' to this peer: [tio.Peer.SendDatagram].
 func (p Peer) EmitMove(v Point) error {
-	return typed.SendDatagram(p.Peer, idMove, codecPoint, v)
+	return typed.SendDatagram(p.rt, idMove, codecPoint, v)
 }
 
-// EmitMove sends 'move' to every member of the room except the listed peers.
-func (r Room) EmitMove(v Point, except ...Peer) error {
-	return typed.RoomSendDatagram(r.Room, idMove, codecPoint, v, typed.Except(except))
+// EmitMove sends 'move' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.SendDatagram].
+func (r Room) EmitMove(ctx context.Context, v Point, except ...Peer) error {
+	return typed.RoomSendDatagram(ctx, r.rt, idMove, codecPoint, v, typed.Except(except))
 }
 
-// EmitSaid sends 'said' to this peer on the emit lane (§6.1); a full queue
-// closes the session WT_PEER_TOO_SLOW (§9).
+// EmitSaid sends 'said' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitSaid(v Text) error {
-	return typed.Emit(p.Peer, idSaid, codecText, v)
+	return typed.Emit(p.rt, idSaid, codecText, v)
 }
 
-// EmitSaid sends 'said' to every member of the room except the listed peers.
-func (r Room) EmitSaid(v Text, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idSaid, codecText, v, typed.Except(except))
+// EmitSaid sends 'said' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.Emit].
+func (r Room) EmitSaid(ctx context.Context, v Text, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idSaid, codecText, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed emits,
-// subscriptions, calls and streams. The embedded runtime client has the rest:
-// Close, Wait, Err, Rooms, Stats.
-//
-// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
-// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
-// and the session stays up (§3.3). A session is never resumed (§11): to stay
-// connected, endpoint.Run dials a new one after a session ends and hands it to
-// a function that sets up the application's state again (subscriptions, the
-// requests that put it in rooms).
+// Client is the client's side of a session of contract conformance, with typed
+// emits, subscriptions, calls and streams: see [tio.Client] for the session,
+// and [endpoint.Run] to dial a new one after a session ends (§11: a session
+// is never resumed).
 type Client struct {
-	*tio.Client
+	rt *tio.Client
 }
 
-// NewClient wraps a runtime client made with Contract over any transport
-// (tio.NewClient).
+// Close ends the session with a close code and reason: [tio.Client.Close].
+func (c *Client) Close(code tio.Code, reason string) error {
+	return c.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Client.Done].
+func (c *Client) Done() <-chan struct{} {
+	return c.rt.Done()
+}
+
+// Wait blocks until the session has ended and its goroutines have returned,
+// then reports how it ended: [tio.Client.Wait].
+func (c *Client) Wait() error {
+	return c.rt.Wait()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Client.Err].
+func (c *Client) Err() error {
+	return c.rt.Err()
+}
+
+// Rooms lists the rooms of this session: [tio.Client.Rooms].
+func (c *Client) Rooms() []string {
+	return c.rt.Rooms()
+}
+
+// Stats returns the session's counters now: [tio.Client.Stats].
+func (c *Client) Stats() tio.Stats {
+	return c.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Client.WaitEmit].
+func (c *Client) WaitEmit(ctx context.Context) error {
+	return c.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime client under this one, for the rare code that sends
+// or receives by event id: [tio.Client].
+func (c *Client) Runtime() *tio.Client {
+	return c.rt
+}
+
+// NewClient wraps a runtime client made with Contract over any transport:
+// [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path) over
-// WebTransport and returns once the handshake is accepted (§4). With
-// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
-// WebTransport cannot be had; endpoint.WithReport says which mapping carries
-// the session and why.
+// Dial opens a session of contract conformance at url
+// (https://host:port/path): [endpoint.Dial].
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -607,114 +718,82 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 	return &Client{c}, nil
 }
 
-// Blob calls 'blob' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Blob calls 'blob': [tio.Client.Call].
 func (c *Client) Blob(ctx context.Context, req []byte) ([]byte, error) {
-	return typed.Call(ctx, c.Client, idBlob, typed.Raw{}, typed.Raw{}, req)
+	return typed.Call(ctx, c.rt, idBlob, typed.Raw{}, typed.Raw{}, req)
 }
 
-// Count calls 'count' and yields its elements (§3.2), then an error if the
-// call fails. Credit is granted as the loop consumes (§6.6); breaking out of
-// the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
-// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Count calls 'count' and yields its elements, then an error if the call
+// fails: [tio.Client.Stream].
 func (c *Client) Count(ctx context.Context, req Count) iter.Seq2[Item, error] {
-	return typed.Stream(ctx, c.Client, idCount, codecCount, codecItem, req)
+	return typed.Stream(ctx, c.rt, idCount, codecCount, codecItem, req)
 }
 
-// CountThenFail calls 'countThenFail' and yields its elements (§3.2), then an
-// error if the call fails. Credit is granted as the loop consumes (§6.6);
-// breaking out of the loop or cancelling ctx cancels the call with WT_ABORTED
-// (§8). On a WebSocket session it yields WT_LANE_UNAVAILABLE and the session
-// stays up (§3.3).
+// CountThenFail calls 'countThenFail' and yields its elements, then an error
+// if the call fails: [tio.Client.Stream].
 func (c *Client) CountThenFail(ctx context.Context, req Count) iter.Seq2[Item, error] {
-	return typed.Stream(ctx, c.Client, idCountThenFail, codecCount, codecItem, req)
+	return typed.Stream(ctx, c.rt, idCountThenFail, codecCount, codecItem, req)
 }
 
-// Echo calls 'echo' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Counters calls 'counters': [tio.Client.Call].
+func (c *Client) Counters(ctx context.Context, req Text) (Stats, error) {
+	return typed.Call(ctx, c.rt, idCounters, codecText, codecStats, req)
+}
+
+// Echo calls 'echo': [tio.Client.Call].
 func (c *Client) Echo(ctx context.Context, req Text) (Text, error) {
-	return typed.Call(ctx, c.Client, idEcho, codecText, codecText, req)
+	return typed.Call(ctx, c.rt, idEcho, codecText, codecText, req)
 }
 
-// Enter calls 'enter' (§3.2). Cancelling ctx resets the call WT_ABORTED
-// (§8); a CALL_ERROR comes back as a *tio.Error with the server's code
-// (§6.4). On a WebSocket session it fails with WT_LANE_UNAVAILABLE and the
-// session stays up (§3.3).
+// Enter calls 'enter': [tio.Client.Call].
 func (c *Client) Enter(ctx context.Context, req RoomName) (RoomName, error) {
-	return typed.Call(ctx, c.Client, idEnter, codecRoomName, codecRoomName, req)
+	return typed.Call(ctx, c.rt, idEnter, codecRoomName, codecRoomName, req)
 }
 
-// Exit calls 'exit' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Exit calls 'exit': [tio.Client.Call].
 func (c *Client) Exit(ctx context.Context, req RoomName) (RoomName, error) {
-	return typed.Call(ctx, c.Client, idExit, codecRoomName, codecRoomName, req)
+	return typed.Call(ctx, c.rt, idExit, codecRoomName, codecRoomName, req)
 }
 
-// Fail calls 'fail' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Fail calls 'fail': [tio.Client.Call].
 func (c *Client) Fail(ctx context.Context, req Text) (Text, error) {
-	return typed.Call(ctx, c.Client, idFail, codecText, codecText, req)
+	return typed.Call(ctx, c.rt, idFail, codecText, codecText, req)
 }
 
-// Hang calls 'hang' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Hang calls 'hang': [tio.Client.Call].
 func (c *Client) Hang(ctx context.Context, req Text) (Text, error) {
-	return typed.Call(ctx, c.Client, idHang, codecText, codecText, req)
+	return typed.Call(ctx, c.rt, idHang, codecText, codecText, req)
 }
 
-// OnHeard calls fn with each 'heard' the server sends, validated (one that
-// fails validation is dropped and counted), until unsubscribe is called. fn
-// runs on the session's reader, in order: return quickly.
+// OnHeard calls fn with each 'heard' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnHeard(fn func(Text)) (unsubscribe func()) {
-	return typed.On(c.Client, idHeard, codecText, fn)
+	return typed.On(c.rt, idHeard, codecText, fn)
 }
 
-// EmitMove sends 'move' as a datagram (§7), on a WebSocket session as a
-// DATAGRAM frame on the emit lane (§3.3); over the path's size limit it fails
-// with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitMove sends 'move': [tio.Client.SendDatagram].
 func (c *Client) EmitMove(v Point) error {
-	return typed.SendDatagram(c.Client, idMove, codecPoint, v)
+	return typed.SendDatagram(c.rt, idMove, codecPoint, v)
 }
 
-// OnMove calls fn with each 'move' the server sends, validated (one that fails
-// validation is dropped and counted), until unsubscribe is called. fn runs on
-// the session's reader, in order: return quickly.
+// OnMove calls fn with each 'move' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnMove(fn func(Point)) (unsubscribe func()) {
-	return typed.On(c.Client, idMove, codecPoint, fn)
+	return typed.On(c.rt, idMove, codecPoint, fn)
 }
 
-// OnSaid calls fn with each 'said' the server sends, validated (one that fails
-// validation is dropped and counted), until unsubscribe is called. fn runs on
-// the session's reader, in order: return quickly.
+// OnSaid calls fn with each 'said' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnSaid(fn func(Text)) (unsubscribe func()) {
-	return typed.On(c.Client, idSaid, codecText, fn)
+	return typed.On(c.rt, idSaid, codecText, fn)
 }
 
-// EmitSay sends 'say' on the emit lane (§6.1).
+// EmitSay sends 'say': [tio.Client.Emit].
 func (c *Client) EmitSay(v Text) error {
-	return typed.Emit(c.Client, idSay, codecText, v)
+	return typed.Emit(c.rt, idSay, codecText, v)
 }
 
-// EmitShout sends 'shout' on the emit lane (§6.1).
+// EmitShout sends 'shout': [tio.Client.Emit].
 func (c *Client) EmitShout(v Text) error {
-	return typed.Emit(c.Client, idShout, codecText, v)
-}
-
-// Stats_ calls 'stats' (§3.2). Cancelling ctx resets the call WT_ABORTED
-// (§8); a CALL_ERROR comes back as a *tio.Error with the server's code
-// (§6.4). On a WebSocket session it fails with WT_LANE_UNAVAILABLE and the
-// session stays up (§3.3).
-func (c *Client) Stats_(ctx context.Context, req Text) (Stats, error) {
-	return typed.Call(ctx, c.Client, idStats, codecText, codecStats, req)
+	return typed.Emit(c.rt, idShout, codecText, v)
 }

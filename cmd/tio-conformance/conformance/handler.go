@@ -82,13 +82,13 @@ func (*behaviour) Blob(_ context.Context, _ Peer, req []byte) ([]byte, error) { 
 
 // Shout makes the server emit heard, with the same text, to the sender
 // only.
-func (*behaviour) Shout(p Peer, v Text) error { return p.EmitHeard(v) }
+func (*behaviour) Shout(_ context.Context, p Peer, v Text) error { return p.EmitHeard(v) }
 
 // Say broadcasts said, with the same text, to every room the sender is
 // in, the sender included.
-func (b *behaviour) Say(p Peer, v Text) error {
+func (b *behaviour) Say(ctx context.Context, p Peer, v Text) error {
 	for _, room := range p.Rooms() {
-		if err := b.srv.Room(room).EmitSaid(v); err != nil {
+		if err := b.srv.Room(room).EmitSaid(ctx, v); err != nil {
 			return err
 		}
 	}
@@ -97,7 +97,7 @@ func (b *behaviour) Say(p Peer, v Text) error {
 
 // Move sends every datagram the receive gate accepted (§7.3) straight back
 // to the sender.
-func (*behaviour) Move(p Peer, v Point) error { return p.EmitMove(v) }
+func (*behaviour) Move(_ context.Context, p Peer, v Point) error { return p.EmitMove(v) }
 
 // Enter joins the named room (a JOIN frame follows on the emit lane, §6.5)
 // and returns it.
@@ -120,8 +120,8 @@ func membership(event string, req RoomName, change func(room string) error) (Roo
 	return req, nil
 }
 
-// Stats returns the caller's session counters.
-func (*behaviour) Stats(_ context.Context, p Peer, _ Text) (Stats, error) {
+// Counters returns the caller's session counters.
+func (*behaviour) Counters(_ context.Context, p Peer, _ Text) (Stats, error) {
 	s := p.Stats()
 	return Stats{
 		OverflowDropped:   s.OverflowDropped,

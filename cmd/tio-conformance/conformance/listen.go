@@ -119,7 +119,7 @@ func Listen(cfg Config) (*Listener, error) {
 }
 
 func (l *Listener) listenBoth(cfg Config) error {
-	both, err := endpoint.Listen(l.engine.Server, endpoint.Options{
+	both, err := endpoint.Listen(l.engine.Runtime(), endpoint.Options{
 		Options: webtransport.Options{
 			Addr:      cfg.Addr,
 			Path:      Path,
@@ -150,7 +150,7 @@ func (l *Listener) listenPlain(cfg Config) error {
 	l.ws = &websocket.Handler{
 		Path:           Path,
 		Authorize:      authorizeToken(cfg.Token),
-		OnSession:      func(c transport.Conn, _ *transport.Request, data any) { _ = l.engine.Serve(c, data) },
+		OnSession:      func(c transport.Conn, _ *transport.Request, data any) { _ = l.engine.Runtime().Serve(c, data) },
 		Options:        cfg.WebSocket,
 		OriginPatterns: anyOrigin,
 		Logger:         cfg.Logger,

@@ -40,7 +40,7 @@ func main() {
 		log.Fatal(err)
 	}
 	rooms.srv = srv
-	l, err := endpoint.Listen(srv.Server, opts)
+	l, err := endpoint.Listen(srv.Runtime(), opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func (r *rooms) History(ctx context.Context, peer chat.Peer, req chat.HistoryReq
 	return nil
 }
 
-func (r *rooms) Chat(peer chat.Peer, m chat.Message) error {
+func (r *rooms) Chat(ctx context.Context, peer chat.Peer, m chat.Message) error {
 	if err := peer.Join(m.Room); err != nil { // joining a room it is in does nothing
 		return err
 	}
@@ -110,7 +110,7 @@ func (r *rooms) Chat(peer chat.Peer, m chat.Message) error {
 	}
 	r.history[m.Room] = h
 	r.mu.Unlock()
-	return r.srv.Room(m.Room).EmitMessage(m, peer)
+	return r.srv.Room(m.Room).EmitMessage(ctx, m, peer)
 }
 
 func (r *rooms) Save(_ context.Context, _ chat.Peer, req chat.SaveRequest) (chat.SaveResult, error) {
@@ -120,13 +120,13 @@ func (r *rooms) Save(_ context.Context, _ chat.Peer, req chat.SaveRequest) (chat
 	return chat.SaveResult{Revision: r.revisions[req.Doc]}, nil
 }
 
-func (r *rooms) Cursor(peer chat.Peer, c chat.Cursor) error {
+func (r *rooms) Cursor(ctx context.Context, peer chat.Peer, c chat.Cursor) error {
 	for _, room := range peer.Rooms() {
 		// Best effort, like the lane: a member whose path cannot carry
 		// the datagram is skipped.
-		_ = r.srv.Room(room).EmitCursor(c, peer)
+		_ = r.srv.Room(room).EmitCursor(ctx, c, peer)
 	}
 	return nil
 }
 
-func (r *rooms) Ping(peer chat.Peer, s string) error { return peer.EmitPing(s) }
+func (r *rooms) Ping(_ context.Context, peer chat.Peer, s string) error { return peer.EmitPing(s) }

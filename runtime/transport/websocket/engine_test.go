@@ -41,13 +41,13 @@ func engineServer(t *testing.T, contract *tio.Contract, authorize transport.Auth
 		t.Fatal(err)
 	}
 	moves = make(chan string, 16)
-	srv.HandleEmit(evShout, func(p *tio.Peer, payload []byte) error {
+	srv.HandleEmit(evShout, func(_ context.Context, p *tio.Peer, payload []byte) error {
 		if err := p.Join("lobby"); err != nil {
 			return err
 		}
-		return srv.Room("lobby").Emit(evHeard, payload)
+		return srv.Room("lobby").Emit(context.Background(), evHeard, payload)
 	})
-	srv.HandleEmit(evMove, func(_ *tio.Peer, payload []byte) error {
+	srv.HandleEmit(evMove, func(_ context.Context, _ *tio.Peer, payload []byte) error {
 		moves <- string(payload)
 		return nil
 	})

@@ -36,7 +36,7 @@ var (
 	Exit          = id("exit")
 	Say           = id("say")
 	Said          = id("said")
-	Stats         = id("stats")
+	Counters      = id("counters")
 )
 
 func id(name string) uint32 {

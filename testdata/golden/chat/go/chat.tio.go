@@ -8,11 +8,12 @@ package chat
 
 import (
 	"context"
+	"iter"
+
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/typed"
 	"github.com/transport-io/tiogen/runtime/wire"
-	"iter"
 )
 
 // This file needs a runtime/typed at least as new as the generator that wrote it.
@@ -365,42 +366,35 @@ var (
 )
 
 // Handler serves what clients send: one method per call and per emit the
-// server receives. Embed UnimplementedHandler to implement only some.
+// server receives, with its payload decoded and validated. Embed
+// UnimplementedHandler to implement only some. Contexts, errors and when each
+// method runs are as for [tio.EmitHandler], [tio.CallHandler] and
+// [tio.StreamHandler].
 type Handler interface {
-	// Chat receives the emit 'chat' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Chat(peer Peer, v Message) error
-	// Cursor receives the datagram 'cursor' from a client, validated. It runs on
-	// the session's reader: return quickly.
-	Cursor(peer Peer, v Cursor) error
+	// Chat receives the emit 'chat' from a client: [tio.EmitHandler].
+	Chat(ctx context.Context, peer Peer, v Message) error
+	// Cursor receives the datagram 'cursor' from a client: [tio.EmitHandler].
+	Cursor(ctx context.Context, peer Peer, v Cursor) error
 	// History answers the streaming call 'history' by calling send once per
-	// element. send waits while the caller's credit is zero (§6.6) and fails once
-	// the caller cancelled or the session ended; return then. An error returned
-	// after elements is sent after them as CALL_ERROR (§6.4).
+	// element: [tio.StreamHandler].
 	History(ctx context.Context, peer Peer, req HistoryRequest, send func(Message) error) error
-	// Ping receives the emit 'ping' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Ping(peer Peer, v string) error
-	// Save answers the call 'save'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Ping receives the emit 'ping' from a client: [tio.EmitHandler].
+	Ping(ctx context.Context, peer Peer, v string) error
+	// Save answers the call 'save': [tio.CallHandler].
 	Save(ctx context.Context, peer Peer, req SaveRequest) (SaveResult, error)
-	// Upload answers the call 'upload'. An error becomes its CALL_ERROR: a
-	// *tio.Error keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx
-	// ends when the caller cancels or the session ends.
+	// Upload answers the call 'upload': [tio.CallHandler].
 	Upload(ctx context.Context, peer Peer, req []byte) (SaveResult, error)
 }
 
-// UnimplementedHandler answers every event with WT_HANDLER_ERROR "'event' is
-// not implemented by this server": a call gets it as its CALL_ERROR at once
-// (§6.4), an emit reports it to ServerOptions.OnHandlerError.
+// UnimplementedHandler answers every event with WT_HANDLER_ERROR, as
+// [typed.Unimplemented] words it.
 type UnimplementedHandler struct{}
 
-func (UnimplementedHandler) Chat(Peer, Message) error {
+func (UnimplementedHandler) Chat(context.Context, Peer, Message) error {
 	return typed.Unimplemented("chat")
 }
 
-func (UnimplementedHandler) Cursor(Peer, Cursor) error {
+func (UnimplementedHandler) Cursor(context.Context, Peer, Cursor) error {
 	return typed.Unimplemented("cursor")
 }
 
@@ -408,7 +402,7 @@ func (UnimplementedHandler) History(context.Context, Peer, HistoryRequest, func(
 	return typed.Unimplemented("history")
 }
 
-func (UnimplementedHandler) Ping(Peer, string) error {
+func (UnimplementedHandler) Ping(context.Context, Peer, string) error {
 	return typed.Unimplemented("ping")
 }
 
@@ -422,30 +416,40 @@ func (UnimplementedHandler) Upload(context.Context, Peer, []byte) (SaveResult, e
 
 var _ Handler = UnimplementedHandler{}
 
-// Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
-// and the WebSocket mapping); Room adds typed broadcasts.
+// Server serves contract chat with a Handler bound. A listener serves its
+// Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed broadcasts.
 type Server struct {
-	*tio.Server
+	rt *tio.Server
 }
 
-// NewServer binds h to a new runtime server of Contract.
+// Close stops the server: [tio.Server.Close].
+func (s *Server) Close() error {
+	return s.rt.Close()
+}
+
+// Runtime is the runtime server under this one: what a listener serves
+// (endpoint.Listen), and the way to send by event id: [tio.Server].
+func (s *Server) Runtime() *tio.Server {
+	return s.rt
+}
+
+// NewServer binds h to a new runtime server of Contract: [tio.NewServer].
 func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	srv, err := tio.NewServer(Contract, opts)
 	if err != nil {
 		return nil, err
 	}
-	typed.HandleEmit(srv, idChat, codecMessage, func(p *tio.Peer, v Message) error {
-		return h.Chat(Peer{p}, v)
+	typed.HandleEmit(srv, idChat, codecMessage, func(ctx context.Context, p *tio.Peer, v Message) error {
+		return h.Chat(ctx, Peer{p}, v)
 	})
-	typed.HandleEmit(srv, idCursor, codecCursor, func(p *tio.Peer, v Cursor) error {
-		return h.Cursor(Peer{p}, v)
+	typed.HandleEmit(srv, idCursor, codecCursor, func(ctx context.Context, p *tio.Peer, v Cursor) error {
+		return h.Cursor(ctx, Peer{p}, v)
 	})
 	typed.HandleStream(srv, idHistory, codecHistoryRequest, codecMessage, func(ctx context.Context, p *tio.Peer, req HistoryRequest, send func(Message) error) error {
 		return h.History(ctx, Peer{p}, req, send)
 	})
-	typed.HandleEmit(srv, idPing, codec_string, func(p *tio.Peer, v string) error {
-		return h.Ping(Peer{p}, v)
+	typed.HandleEmit(srv, idPing, codec_string, func(ctx context.Context, p *tio.Peer, v string) error {
+		return h.Ping(ctx, Peer{p}, v)
 	})
 	typed.HandleCall(srv, idSave, codecSaveRequest, codecSaveResult, func(ctx context.Context, p *tio.Peer, req SaveRequest) (SaveResult, error) {
 		return h.Save(ctx, Peer{p}, req)
@@ -456,95 +460,210 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	return &Server{srv}, nil
 }
 
-// Room is the named room with typed broadcasts.
+// Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.Server.Room(name)}
+	return Room{s.rt.Room(name)}
 }
 
-// Peer is the server's side of one session, with typed emitters for the
-// events the server sends.
+// Peer is the server's side of one session, with typed emitters for the events
+// the server sends. Handlers receive it; see [tio.Peer] for the session.
 type Peer struct {
-	*tio.Peer
+	rt *tio.Peer
 }
 
-// Room is a room of the server, with typed broadcasts of the events the
-// server sends; each is encoded once for every member (§6.5).
+// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
+func (p Peer) ID() string {
+	return p.rt.ID()
+}
+
+// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
+func (p Peer) Data() any {
+	return p.rt.Data()
+}
+
+// Join puts the peer in a room: [tio.Peer.Join].
+func (p Peer) Join(room string) error {
+	return p.rt.Join(room)
+}
+
+// Leave takes the peer out of a room: [tio.Peer.Leave].
+func (p Peer) Leave(room string) error {
+	return p.rt.Leave(room)
+}
+
+// Rooms lists the rooms of this session: [tio.Peer.Rooms].
+func (p Peer) Rooms() []string {
+	return p.rt.Rooms()
+}
+
+// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
+func (p Peer) InRoom(room string) bool {
+	return p.rt.InRoom(room)
+}
+
+// Close ends the session with a close code and reason: [tio.Peer.Close].
+func (p Peer) Close(code tio.Code, reason string) error {
+	return p.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Peer.Done].
+func (p Peer) Done() <-chan struct{} {
+	return p.rt.Done()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
+func (p Peer) Err() error {
+	return p.rt.Err()
+}
+
+// Stats returns the session's counters now: [tio.Peer.Stats].
+func (p Peer) Stats() tio.Stats {
+	return p.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Peer.WaitEmit].
+func (p Peer) WaitEmit(ctx context.Context) error {
+	return p.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime peer under this one, for the rare code that sends by
+// event id: [tio.Peer].
+func (p Peer) Runtime() *tio.Peer {
+	return p.rt
+}
+
+// NewPeer wraps a runtime peer of a Server of this contract, as
+// tio.ServerOptions.OnSession and OnSessionEnd receive it.
+func NewPeer(p *tio.Peer) Peer {
+	return Peer{p}
+}
+
+// Room is a room of the server, with typed broadcasts of the events the server
+// sends, each encoded once for every member: see [tio.Room].
 type Room struct {
-	*tio.Room
+	rt *tio.Room
 }
 
-// EmitAvatar sends 'avatar' to this peer on the emit lane (§6.1); a full
-// queue closes the session WT_PEER_TOO_SLOW (§9).
+// Name is the room's name: [tio.Room.Name].
+func (r Room) Name() string {
+	return r.rt.Name()
+}
+
+// Members counts this node's peers in the room: [tio.Room.Members].
+func (r Room) Members() int {
+	return r.rt.Members()
+}
+
+// Runtime is the runtime room under this one, for the rare code that
+// broadcasts by event id: [tio.Room].
+func (r Room) Runtime() *tio.Room {
+	return r.rt
+}
+
+// EmitAvatar sends 'avatar' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitAvatar(v []byte) error {
-	return typed.Emit(p.Peer, idAvatar, typed.Raw{}, v)
+	return typed.Emit(p.rt, idAvatar, typed.Raw{}, v)
 }
 
 // EmitAvatar sends 'avatar' to every member of the room except the listed
-// peers.
-func (r Room) EmitAvatar(v []byte, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idAvatar, typed.Raw{}, v, typed.Except(except))
+// peers; ctx bounds the hand-off to other nodes: [tio.Room.Emit].
+func (r Room) EmitAvatar(ctx context.Context, v []byte, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idAvatar, typed.Raw{}, v, typed.Except(except))
 }
 
-// EmitCursor sends 'cursor' to this peer as a datagram (§7); over the path's
-// size limit it fails with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitCursor sends 'cursor' to this peer: [tio.Peer.SendDatagram].
 func (p Peer) EmitCursor(v Cursor) error {
-	return typed.SendDatagram(p.Peer, idCursor, codecCursor, v)
+	return typed.SendDatagram(p.rt, idCursor, codecCursor, v)
 }
 
 // EmitCursor sends 'cursor' to every member of the room except the listed
-// peers.
-func (r Room) EmitCursor(v Cursor, except ...Peer) error {
-	return typed.RoomSendDatagram(r.Room, idCursor, codecCursor, v, typed.Except(except))
+// peers; ctx bounds the hand-off to other nodes: [tio.Room.SendDatagram].
+func (r Room) EmitCursor(ctx context.Context, v Cursor, except ...Peer) error {
+	return typed.RoomSendDatagram(ctx, r.rt, idCursor, codecCursor, v, typed.Except(except))
 }
 
-// EmitMessage sends 'message' to this peer on the emit lane (§6.1); a full
-// queue closes the session WT_PEER_TOO_SLOW (§9).
+// EmitMessage sends 'message' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitMessage(v Message) error {
-	return typed.Emit(p.Peer, idMessage, codecMessage, v)
+	return typed.Emit(p.rt, idMessage, codecMessage, v)
 }
 
 // EmitMessage sends 'message' to every member of the room except the listed
-// peers.
-func (r Room) EmitMessage(v Message, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idMessage, codecMessage, v, typed.Except(except))
+// peers; ctx bounds the hand-off to other nodes: [tio.Room.Emit].
+func (r Room) EmitMessage(ctx context.Context, v Message, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idMessage, codecMessage, v, typed.Except(except))
 }
 
-// EmitPing sends 'ping' to this peer on the emit lane (§6.1); a full queue
-// closes the session WT_PEER_TOO_SLOW (§9).
+// EmitPing sends 'ping' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitPing(v string) error {
-	return typed.Emit(p.Peer, idPing, codec_string, v)
+	return typed.Emit(p.rt, idPing, codec_string, v)
 }
 
-// EmitPing sends 'ping' to every member of the room except the listed peers.
-func (r Room) EmitPing(v string, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idPing, codec_string, v, typed.Except(except))
+// EmitPing sends 'ping' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.Emit].
+func (r Room) EmitPing(ctx context.Context, v string, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idPing, codec_string, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed emits,
-// subscriptions, calls and streams. The embedded runtime client has the rest:
-// Close, Wait, Err, Rooms, Stats.
-//
-// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
-// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
-// and the session stays up (§3.3). A session is never resumed (§11): to stay
-// connected, endpoint.Run dials a new one after a session ends and hands it to
-// a function that sets up the application's state again (subscriptions, the
-// requests that put it in rooms).
+// Client is the client's side of a session of contract chat, with typed emits,
+// subscriptions, calls and streams: see [tio.Client] for the session, and
+// [endpoint.Run] to dial a new one after a session ends (§11: a session is
+// never resumed).
 type Client struct {
-	*tio.Client
+	rt *tio.Client
 }
 
-// NewClient wraps a runtime client made with Contract over any transport
-// (tio.NewClient).
+// Close ends the session with a close code and reason: [tio.Client.Close].
+func (c *Client) Close(code tio.Code, reason string) error {
+	return c.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Client.Done].
+func (c *Client) Done() <-chan struct{} {
+	return c.rt.Done()
+}
+
+// Wait blocks until the session has ended and its goroutines have returned,
+// then reports how it ended: [tio.Client.Wait].
+func (c *Client) Wait() error {
+	return c.rt.Wait()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Client.Err].
+func (c *Client) Err() error {
+	return c.rt.Err()
+}
+
+// Rooms lists the rooms of this session: [tio.Client.Rooms].
+func (c *Client) Rooms() []string {
+	return c.rt.Rooms()
+}
+
+// Stats returns the session's counters now: [tio.Client.Stats].
+func (c *Client) Stats() tio.Stats {
+	return c.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Client.WaitEmit].
+func (c *Client) WaitEmit(ctx context.Context) error {
+	return c.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime client under this one, for the rare code that sends
+// or receives by event id: [tio.Client].
+func (c *Client) Runtime() *tio.Client {
+	return c.rt
+}
+
+// NewClient wraps a runtime client made with Contract over any transport:
+// [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path) over
-// WebTransport and returns once the handshake is accepted (§4). With
-// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
-// WebTransport cannot be had; endpoint.WithReport says which mapping carries
-// the session and why.
+// Dial opens a session of contract chat at url (https://host:port/path):
+// [endpoint.Dial].
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -553,72 +672,57 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 	return &Client{c}, nil
 }
 
-// OnAvatar calls fn with each 'avatar' the server sends, validated (one that
-// fails validation is dropped and counted), until unsubscribe is called. fn
-// runs on the session's reader, in order: return quickly.
+// OnAvatar calls fn with each 'avatar' the server sends, decoded and
+// validated, until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnAvatar(fn func([]byte)) (unsubscribe func()) {
-	return typed.On(c.Client, idAvatar, typed.Raw{}, fn)
+	return typed.On(c.rt, idAvatar, typed.Raw{}, fn)
 }
 
-// EmitChat sends 'chat' on the emit lane (§6.1).
+// EmitChat sends 'chat': [tio.Client.Emit].
 func (c *Client) EmitChat(v Message) error {
-	return typed.Emit(c.Client, idChat, codecMessage, v)
+	return typed.Emit(c.rt, idChat, codecMessage, v)
 }
 
-// EmitCursor sends 'cursor' as a datagram (§7), on a WebSocket session as a
-// DATAGRAM frame on the emit lane (§3.3); over the path's size limit it fails
-// with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitCursor sends 'cursor': [tio.Client.SendDatagram].
 func (c *Client) EmitCursor(v Cursor) error {
-	return typed.SendDatagram(c.Client, idCursor, codecCursor, v)
+	return typed.SendDatagram(c.rt, idCursor, codecCursor, v)
 }
 
-// OnCursor calls fn with each 'cursor' the server sends, validated (one that
-// fails validation is dropped and counted), until unsubscribe is called. fn
-// runs on the session's reader, in order: return quickly.
+// OnCursor calls fn with each 'cursor' the server sends, decoded and
+// validated, until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnCursor(fn func(Cursor)) (unsubscribe func()) {
-	return typed.On(c.Client, idCursor, codecCursor, fn)
+	return typed.On(c.rt, idCursor, codecCursor, fn)
 }
 
-// History calls 'history' and yields its elements (§3.2), then an error if
-// the call fails. Credit is granted as the loop consumes (§6.6); breaking out
-// of the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
-// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// History calls 'history' and yields its elements, then an error if the call
+// fails: [tio.Client.Stream].
 func (c *Client) History(ctx context.Context, req HistoryRequest) iter.Seq2[Message, error] {
-	return typed.Stream(ctx, c.Client, idHistory, codecHistoryRequest, codecMessage, req)
+	return typed.Stream(ctx, c.rt, idHistory, codecHistoryRequest, codecMessage, req)
 }
 
-// OnMessage calls fn with each 'message' the server sends, validated (one that
-// fails validation is dropped and counted), until unsubscribe is called. fn
-// runs on the session's reader, in order: return quickly.
+// OnMessage calls fn with each 'message' the server sends, decoded and
+// validated, until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnMessage(fn func(Message)) (unsubscribe func()) {
-	return typed.On(c.Client, idMessage, codecMessage, fn)
+	return typed.On(c.rt, idMessage, codecMessage, fn)
 }
 
-// EmitPing sends 'ping' on the emit lane (§6.1).
+// EmitPing sends 'ping': [tio.Client.Emit].
 func (c *Client) EmitPing(v string) error {
-	return typed.Emit(c.Client, idPing, codec_string, v)
+	return typed.Emit(c.rt, idPing, codec_string, v)
 }
 
-// OnPing calls fn with each 'ping' the server sends, validated (one that fails
-// validation is dropped and counted), until unsubscribe is called. fn runs on
-// the session's reader, in order: return quickly.
+// OnPing calls fn with each 'ping' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnPing(fn func(string)) (unsubscribe func()) {
-	return typed.On(c.Client, idPing, codec_string, fn)
+	return typed.On(c.rt, idPing, codec_string, fn)
 }
 
-// Save calls 'save' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Save calls 'save': [tio.Client.Call].
 func (c *Client) Save(ctx context.Context, req SaveRequest) (SaveResult, error) {
-	return typed.Call(ctx, c.Client, idSave, codecSaveRequest, codecSaveResult, req)
+	return typed.Call(ctx, c.rt, idSave, codecSaveRequest, codecSaveResult, req)
 }
 
-// Upload calls 'upload' (§3.2). Cancelling ctx resets the call WT_ABORTED
-// (§8); a CALL_ERROR comes back as a *tio.Error with the server's code
-// (§6.4). On a WebSocket session it fails with WT_LANE_UNAVAILABLE and the
-// session stays up (§3.3).
+// Upload calls 'upload': [tio.Client.Call].
 func (c *Client) Upload(ctx context.Context, req []byte) (SaveResult, error) {
-	return typed.Call(ctx, c.Client, idUpload, typed.Raw{}, codecSaveResult, req)
+	return typed.Call(ctx, c.rt, idUpload, typed.Raw{}, codecSaveResult, req)
 }

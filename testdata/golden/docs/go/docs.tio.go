@@ -10,6 +10,7 @@ package docs
 
 import (
 	"context"
+
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/typed"
@@ -127,105 +128,234 @@ var (
 )
 
 // Handler serves what clients send: one method per call and per emit the
-// server receives. Embed UnimplementedHandler to implement only some.
+// server receives, with its payload decoded and validated. Embed
+// UnimplementedHandler to implement only some. Contexts, errors and when each
+// method runs are as for [tio.EmitHandler], [tio.CallHandler] and
+// [tio.StreamHandler].
 type Handler interface {
-	// Move receives the emit 'move' from a client, validated. It runs on the
-	// session's reader: return quickly.
+	// Move receives the emit 'move' from a client: [tio.EmitHandler].
 	//
 	// Moves a point.
 	// trailing doc of move
-	Move(peer Peer, v Point) error
+	Move(ctx context.Context, peer Peer, v Point) error
 }
 
-// UnimplementedHandler answers every event with WT_HANDLER_ERROR "'event' is
-// not implemented by this server": a call gets it as its CALL_ERROR at once
-// (§6.4), an emit reports it to ServerOptions.OnHandlerError.
+// UnimplementedHandler answers every event with WT_HANDLER_ERROR, as
+// [typed.Unimplemented] words it.
 type UnimplementedHandler struct{}
 
-func (UnimplementedHandler) Move(Peer, Point) error {
+func (UnimplementedHandler) Move(context.Context, Peer, Point) error {
 	return typed.Unimplemented("move")
 }
 
 var _ Handler = UnimplementedHandler{}
 
-// Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
-// and the WebSocket mapping); Room adds typed broadcasts.
+// Server serves contract docs with a Handler bound. A listener serves its
+// Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed broadcasts.
 type Server struct {
-	*tio.Server
+	rt *tio.Server
 }
 
-// NewServer binds h to a new runtime server of Contract.
+// Close stops the server: [tio.Server.Close].
+func (s *Server) Close() error {
+	return s.rt.Close()
+}
+
+// Runtime is the runtime server under this one: what a listener serves
+// (endpoint.Listen), and the way to send by event id: [tio.Server].
+func (s *Server) Runtime() *tio.Server {
+	return s.rt
+}
+
+// NewServer binds h to a new runtime server of Contract: [tio.NewServer].
 func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	srv, err := tio.NewServer(Contract, opts)
 	if err != nil {
 		return nil, err
 	}
-	typed.HandleEmit(srv, idMove, codecPoint, func(p *tio.Peer, v Point) error {
-		return h.Move(Peer{p}, v)
+	typed.HandleEmit(srv, idMove, codecPoint, func(ctx context.Context, p *tio.Peer, v Point) error {
+		return h.Move(ctx, Peer{p}, v)
 	})
 	return &Server{srv}, nil
 }
 
-// Room is the named room with typed broadcasts.
+// Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.Server.Room(name)}
+	return Room{s.rt.Room(name)}
 }
 
-// Peer is the server's side of one session, with typed emitters for the
-// events the server sends.
+// Peer is the server's side of one session, with typed emitters for the events
+// the server sends. Handlers receive it; see [tio.Peer] for the session.
 type Peer struct {
-	*tio.Peer
+	rt *tio.Peer
 }
 
-// Room is a room of the server, with typed broadcasts of the events the
-// server sends; each is encoded once for every member (§6.5).
+// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
+func (p Peer) ID() string {
+	return p.rt.ID()
+}
+
+// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
+func (p Peer) Data() any {
+	return p.rt.Data()
+}
+
+// Join puts the peer in a room: [tio.Peer.Join].
+func (p Peer) Join(room string) error {
+	return p.rt.Join(room)
+}
+
+// Leave takes the peer out of a room: [tio.Peer.Leave].
+func (p Peer) Leave(room string) error {
+	return p.rt.Leave(room)
+}
+
+// Rooms lists the rooms of this session: [tio.Peer.Rooms].
+func (p Peer) Rooms() []string {
+	return p.rt.Rooms()
+}
+
+// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
+func (p Peer) InRoom(room string) bool {
+	return p.rt.InRoom(room)
+}
+
+// Close ends the session with a close code and reason: [tio.Peer.Close].
+func (p Peer) Close(code tio.Code, reason string) error {
+	return p.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Peer.Done].
+func (p Peer) Done() <-chan struct{} {
+	return p.rt.Done()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
+func (p Peer) Err() error {
+	return p.rt.Err()
+}
+
+// Stats returns the session's counters now: [tio.Peer.Stats].
+func (p Peer) Stats() tio.Stats {
+	return p.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Peer.WaitEmit].
+func (p Peer) WaitEmit(ctx context.Context) error {
+	return p.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime peer under this one, for the rare code that sends by
+// event id: [tio.Peer].
+func (p Peer) Runtime() *tio.Peer {
+	return p.rt
+}
+
+// NewPeer wraps a runtime peer of a Server of this contract, as
+// tio.ServerOptions.OnSession and OnSessionEnd receive it.
+func NewPeer(p *tio.Peer) Peer {
+	return Peer{p}
+}
+
+// Room is a room of the server, with typed broadcasts of the events the server
+// sends, each encoded once for every member: see [tio.Room].
 type Room struct {
-	*tio.Room
+	rt *tio.Room
 }
 
-// EmitMove sends 'move' to this peer on the emit lane (§6.1); a full queue
-// closes the session WT_PEER_TOO_SLOW (§9).
+// Name is the room's name: [tio.Room.Name].
+func (r Room) Name() string {
+	return r.rt.Name()
+}
+
+// Members counts this node's peers in the room: [tio.Room.Members].
+func (r Room) Members() int {
+	return r.rt.Members()
+}
+
+// Runtime is the runtime room under this one, for the rare code that
+// broadcasts by event id: [tio.Room].
+func (r Room) Runtime() *tio.Room {
+	return r.rt
+}
+
+// EmitMove sends 'move' to this peer: [tio.Peer.Emit].
 //
 // Moves a point.
 // trailing doc of move
 func (p Peer) EmitMove(v Point) error {
-	return typed.Emit(p.Peer, idMove, codecPoint, v)
+	return typed.Emit(p.rt, idMove, codecPoint, v)
 }
 
-// EmitMove sends 'move' to every member of the room except the listed peers.
+// EmitMove sends 'move' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.Emit].
 //
 // Moves a point.
 // trailing doc of move
-func (r Room) EmitMove(v Point, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idMove, codecPoint, v, typed.Except(except))
+func (r Room) EmitMove(ctx context.Context, v Point, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idMove, codecPoint, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed emits,
-// subscriptions, calls and streams. The embedded runtime client has the rest:
-// Close, Wait, Err, Rooms, Stats.
-//
-// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
-// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
-// and the session stays up (§3.3). A session is never resumed (§11): to stay
-// connected, endpoint.Run dials a new one after a session ends and hands it to
-// a function that sets up the application's state again (subscriptions, the
-// requests that put it in rooms).
+// Client is the client's side of a session of contract docs, with typed emits,
+// subscriptions, calls and streams: see [tio.Client] for the session, and
+// [endpoint.Run] to dial a new one after a session ends (§11: a session is
+// never resumed).
 type Client struct {
-	*tio.Client
+	rt *tio.Client
 }
 
-// NewClient wraps a runtime client made with Contract over any transport
-// (tio.NewClient).
+// Close ends the session with a close code and reason: [tio.Client.Close].
+func (c *Client) Close(code tio.Code, reason string) error {
+	return c.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Client.Done].
+func (c *Client) Done() <-chan struct{} {
+	return c.rt.Done()
+}
+
+// Wait blocks until the session has ended and its goroutines have returned,
+// then reports how it ended: [tio.Client.Wait].
+func (c *Client) Wait() error {
+	return c.rt.Wait()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Client.Err].
+func (c *Client) Err() error {
+	return c.rt.Err()
+}
+
+// Rooms lists the rooms of this session: [tio.Client.Rooms].
+func (c *Client) Rooms() []string {
+	return c.rt.Rooms()
+}
+
+// Stats returns the session's counters now: [tio.Client.Stats].
+func (c *Client) Stats() tio.Stats {
+	return c.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Client.WaitEmit].
+func (c *Client) WaitEmit(ctx context.Context) error {
+	return c.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime client under this one, for the rare code that sends
+// or receives by event id: [tio.Client].
+func (c *Client) Runtime() *tio.Client {
+	return c.rt
+}
+
+// NewClient wraps a runtime client made with Contract over any transport:
+// [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path) over
-// WebTransport and returns once the handshake is accepted (§4). With
-// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
-// WebTransport cannot be had; endpoint.WithReport says which mapping carries
-// the session and why.
+// Dial opens a session of contract docs at url (https://host:port/path):
+// [endpoint.Dial].
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -234,20 +364,19 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 	return &Client{c}, nil
 }
 
-// EmitMove sends 'move' on the emit lane (§6.1).
+// EmitMove sends 'move': [tio.Client.Emit].
 //
 // Moves a point.
 // trailing doc of move
 func (c *Client) EmitMove(v Point) error {
-	return typed.Emit(c.Client, idMove, codecPoint, v)
+	return typed.Emit(c.rt, idMove, codecPoint, v)
 }
 
-// OnMove calls fn with each 'move' the server sends, validated (one that fails
-// validation is dropped and counted), until unsubscribe is called. fn runs on
-// the session's reader, in order: return quickly.
+// OnMove calls fn with each 'move' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 //
 // Moves a point.
 // trailing doc of move
 func (c *Client) OnMove(fn func(Point)) (unsubscribe func()) {
-	return typed.On(c.Client, idMove, codecPoint, fn)
+	return typed.On(c.rt, idMove, codecPoint, fn)
 }

@@ -8,11 +8,12 @@ package blobs
 
 import (
 	"context"
+	"iter"
+
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/typed"
 	"github.com/transport-io/tiogen/runtime/wire"
-	"iter"
 )
 
 // This file needs a runtime/typed at least as new as the generator that wrote it.
@@ -39,28 +40,24 @@ var Contract = tio.MustContract("blobs",
 )
 
 // Handler serves what clients send: one method per call and per emit the
-// server receives. Embed UnimplementedHandler to implement only some.
+// server receives, with its payload decoded and validated. Embed
+// UnimplementedHandler to implement only some. Contexts, errors and when each
+// method runs are as for [tio.EmitHandler], [tio.CallHandler] and
+// [tio.StreamHandler].
 type Handler interface {
-	// Chunks answers the streaming call 'chunks' by calling send once per element.
-	// send waits while the caller's credit is zero (§6.6) and fails once the
-	// caller cancelled or the session ended; return then. An error returned after
-	// elements is sent after them as CALL_ERROR (§6.4).
+	// Chunks answers the streaming call 'chunks' by calling send once per element:
+	// [tio.StreamHandler].
 	Chunks(ctx context.Context, peer Peer, req []byte, send func([]byte) error) error
-	// Echo answers the call 'echo'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// Echo answers the call 'echo': [tio.CallHandler].
 	Echo(ctx context.Context, peer Peer, req []byte) ([]byte, error)
-	// Frame receives the datagram 'frame' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Frame(peer Peer, v []byte) error
-	// Upload receives the emit 'upload' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Upload(peer Peer, v []byte) error
+	// Frame receives the datagram 'frame' from a client: [tio.EmitHandler].
+	Frame(ctx context.Context, peer Peer, v []byte) error
+	// Upload receives the emit 'upload' from a client: [tio.EmitHandler].
+	Upload(ctx context.Context, peer Peer, v []byte) error
 }
 
-// UnimplementedHandler answers every event with WT_HANDLER_ERROR "'event' is
-// not implemented by this server": a call gets it as its CALL_ERROR at once
-// (§6.4), an emit reports it to ServerOptions.OnHandlerError.
+// UnimplementedHandler answers every event with WT_HANDLER_ERROR, as
+// [typed.Unimplemented] words it.
 type UnimplementedHandler struct{}
 
 func (UnimplementedHandler) Chunks(context.Context, Peer, []byte, func([]byte) error) error {
@@ -71,24 +68,34 @@ func (UnimplementedHandler) Echo(context.Context, Peer, []byte) ([]byte, error) 
 	return nil, typed.Unimplemented("echo")
 }
 
-func (UnimplementedHandler) Frame(Peer, []byte) error {
+func (UnimplementedHandler) Frame(context.Context, Peer, []byte) error {
 	return typed.Unimplemented("frame")
 }
 
-func (UnimplementedHandler) Upload(Peer, []byte) error {
+func (UnimplementedHandler) Upload(context.Context, Peer, []byte) error {
 	return typed.Unimplemented("upload")
 }
 
 var _ Handler = UnimplementedHandler{}
 
-// Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
-// and the WebSocket mapping); Room adds typed broadcasts.
+// Server serves contract blobs with a Handler bound. A listener serves its
+// Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed broadcasts.
 type Server struct {
-	*tio.Server
+	rt *tio.Server
 }
 
-// NewServer binds h to a new runtime server of Contract.
+// Close stops the server: [tio.Server.Close].
+func (s *Server) Close() error {
+	return s.rt.Close()
+}
+
+// Runtime is the runtime server under this one: what a listener serves
+// (endpoint.Listen), and the way to send by event id: [tio.Server].
+func (s *Server) Runtime() *tio.Server {
+	return s.rt
+}
+
+// NewServer binds h to a new runtime server of Contract: [tio.NewServer].
 func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	srv, err := tio.NewServer(Contract, opts)
 	if err != nil {
@@ -100,80 +107,197 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	typed.HandleCall(srv, idEcho, typed.Raw{}, typed.Raw{}, func(ctx context.Context, p *tio.Peer, req []byte) ([]byte, error) {
 		return h.Echo(ctx, Peer{p}, req)
 	})
-	typed.HandleEmit(srv, idFrame, typed.Raw{}, func(p *tio.Peer, v []byte) error {
-		return h.Frame(Peer{p}, v)
+	typed.HandleEmit(srv, idFrame, typed.Raw{}, func(ctx context.Context, p *tio.Peer, v []byte) error {
+		return h.Frame(ctx, Peer{p}, v)
 	})
-	typed.HandleEmit(srv, idUpload, typed.Raw{}, func(p *tio.Peer, v []byte) error {
-		return h.Upload(Peer{p}, v)
+	typed.HandleEmit(srv, idUpload, typed.Raw{}, func(ctx context.Context, p *tio.Peer, v []byte) error {
+		return h.Upload(ctx, Peer{p}, v)
 	})
 	return &Server{srv}, nil
 }
 
-// Room is the named room with typed broadcasts.
+// Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.Server.Room(name)}
+	return Room{s.rt.Room(name)}
 }
 
-// Peer is the server's side of one session, with typed emitters for the
-// events the server sends.
+// Peer is the server's side of one session, with typed emitters for the events
+// the server sends. Handlers receive it; see [tio.Peer] for the session.
 type Peer struct {
-	*tio.Peer
+	rt *tio.Peer
 }
 
-// Room is a room of the server, with typed broadcasts of the events the
-// server sends; each is encoded once for every member (§6.5).
+// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
+func (p Peer) ID() string {
+	return p.rt.ID()
+}
+
+// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
+func (p Peer) Data() any {
+	return p.rt.Data()
+}
+
+// Join puts the peer in a room: [tio.Peer.Join].
+func (p Peer) Join(room string) error {
+	return p.rt.Join(room)
+}
+
+// Leave takes the peer out of a room: [tio.Peer.Leave].
+func (p Peer) Leave(room string) error {
+	return p.rt.Leave(room)
+}
+
+// Rooms lists the rooms of this session: [tio.Peer.Rooms].
+func (p Peer) Rooms() []string {
+	return p.rt.Rooms()
+}
+
+// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
+func (p Peer) InRoom(room string) bool {
+	return p.rt.InRoom(room)
+}
+
+// Close ends the session with a close code and reason: [tio.Peer.Close].
+func (p Peer) Close(code tio.Code, reason string) error {
+	return p.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Peer.Done].
+func (p Peer) Done() <-chan struct{} {
+	return p.rt.Done()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
+func (p Peer) Err() error {
+	return p.rt.Err()
+}
+
+// Stats returns the session's counters now: [tio.Peer.Stats].
+func (p Peer) Stats() tio.Stats {
+	return p.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Peer.WaitEmit].
+func (p Peer) WaitEmit(ctx context.Context) error {
+	return p.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime peer under this one, for the rare code that sends by
+// event id: [tio.Peer].
+func (p Peer) Runtime() *tio.Peer {
+	return p.rt
+}
+
+// NewPeer wraps a runtime peer of a Server of this contract, as
+// tio.ServerOptions.OnSession and OnSessionEnd receive it.
+func NewPeer(p *tio.Peer) Peer {
+	return Peer{p}
+}
+
+// Room is a room of the server, with typed broadcasts of the events the server
+// sends, each encoded once for every member: see [tio.Room].
 type Room struct {
-	*tio.Room
+	rt *tio.Room
 }
 
-// EmitDownload sends 'download' to this peer on the emit lane (§6.1); a full
-// queue closes the session WT_PEER_TOO_SLOW (§9).
+// Name is the room's name: [tio.Room.Name].
+func (r Room) Name() string {
+	return r.rt.Name()
+}
+
+// Members counts this node's peers in the room: [tio.Room.Members].
+func (r Room) Members() int {
+	return r.rt.Members()
+}
+
+// Runtime is the runtime room under this one, for the rare code that
+// broadcasts by event id: [tio.Room].
+func (r Room) Runtime() *tio.Room {
+	return r.rt
+}
+
+// EmitDownload sends 'download' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitDownload(v []byte) error {
-	return typed.Emit(p.Peer, idDownload, typed.Raw{}, v)
+	return typed.Emit(p.rt, idDownload, typed.Raw{}, v)
 }
 
 // EmitDownload sends 'download' to every member of the room except the listed
-// peers.
-func (r Room) EmitDownload(v []byte, except ...Peer) error {
-	return typed.RoomEmit(r.Room, idDownload, typed.Raw{}, v, typed.Except(except))
+// peers; ctx bounds the hand-off to other nodes: [tio.Room.Emit].
+func (r Room) EmitDownload(ctx context.Context, v []byte, except ...Peer) error {
+	return typed.RoomEmit(ctx, r.rt, idDownload, typed.Raw{}, v, typed.Except(except))
 }
 
-// EmitFrame sends 'frame' to this peer as a datagram (§7); over the path's
-// size limit it fails with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitFrame sends 'frame' to this peer: [tio.Peer.SendDatagram].
 func (p Peer) EmitFrame(v []byte) error {
-	return typed.SendDatagram(p.Peer, idFrame, typed.Raw{}, v)
+	return typed.SendDatagram(p.rt, idFrame, typed.Raw{}, v)
 }
 
-// EmitFrame sends 'frame' to every member of the room except the listed peers.
-func (r Room) EmitFrame(v []byte, except ...Peer) error {
-	return typed.RoomSendDatagram(r.Room, idFrame, typed.Raw{}, v, typed.Except(except))
+// EmitFrame sends 'frame' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.SendDatagram].
+func (r Room) EmitFrame(ctx context.Context, v []byte, except ...Peer) error {
+	return typed.RoomSendDatagram(ctx, r.rt, idFrame, typed.Raw{}, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed emits,
-// subscriptions, calls and streams. The embedded runtime client has the rest:
-// Close, Wait, Err, Rooms, Stats.
-//
-// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
-// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
-// and the session stays up (§3.3). A session is never resumed (§11): to stay
-// connected, endpoint.Run dials a new one after a session ends and hands it to
-// a function that sets up the application's state again (subscriptions, the
-// requests that put it in rooms).
+// Client is the client's side of a session of contract blobs, with typed
+// emits, subscriptions, calls and streams: see [tio.Client] for the session,
+// and [endpoint.Run] to dial a new one after a session ends (§11: a session
+// is never resumed).
 type Client struct {
-	*tio.Client
+	rt *tio.Client
 }
 
-// NewClient wraps a runtime client made with Contract over any transport
-// (tio.NewClient).
+// Close ends the session with a close code and reason: [tio.Client.Close].
+func (c *Client) Close(code tio.Code, reason string) error {
+	return c.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Client.Done].
+func (c *Client) Done() <-chan struct{} {
+	return c.rt.Done()
+}
+
+// Wait blocks until the session has ended and its goroutines have returned,
+// then reports how it ended: [tio.Client.Wait].
+func (c *Client) Wait() error {
+	return c.rt.Wait()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Client.Err].
+func (c *Client) Err() error {
+	return c.rt.Err()
+}
+
+// Rooms lists the rooms of this session: [tio.Client.Rooms].
+func (c *Client) Rooms() []string {
+	return c.rt.Rooms()
+}
+
+// Stats returns the session's counters now: [tio.Client.Stats].
+func (c *Client) Stats() tio.Stats {
+	return c.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Client.WaitEmit].
+func (c *Client) WaitEmit(ctx context.Context) error {
+	return c.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime client under this one, for the rare code that sends
+// or receives by event id: [tio.Client].
+func (c *Client) Runtime() *tio.Client {
+	return c.rt
+}
+
+// NewClient wraps a runtime client made with Contract over any transport:
+// [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path) over
-// WebTransport and returns once the handshake is accepted (§4). With
-// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
-// WebTransport cannot be had; endpoint.WithReport says which mapping carries
-// the session and why.
+// Dial opens a session of contract blobs at url (https://host:port/path):
+// [endpoint.Dial].
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -182,45 +306,35 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 	return &Client{c}, nil
 }
 
-// Chunks calls 'chunks' and yields its elements (§3.2), then an error if the
-// call fails. Credit is granted as the loop consumes (§6.6); breaking out of
-// the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
-// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Chunks calls 'chunks' and yields its elements, then an error if the call
+// fails: [tio.Client.Stream].
 func (c *Client) Chunks(ctx context.Context, req []byte) iter.Seq2[[]byte, error] {
-	return typed.Stream(ctx, c.Client, idChunks, typed.Raw{}, typed.Raw{}, req)
+	return typed.Stream(ctx, c.rt, idChunks, typed.Raw{}, typed.Raw{}, req)
 }
 
-// OnDownload calls fn with each 'download' the server sends, validated (one
-// that fails validation is dropped and counted), until unsubscribe is called.
-// fn runs on the session's reader, in order: return quickly.
+// OnDownload calls fn with each 'download' the server sends, decoded and
+// validated, until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnDownload(fn func([]byte)) (unsubscribe func()) {
-	return typed.On(c.Client, idDownload, typed.Raw{}, fn)
+	return typed.On(c.rt, idDownload, typed.Raw{}, fn)
 }
 
-// Echo calls 'echo' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8);
-// a CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Echo calls 'echo': [tio.Client.Call].
 func (c *Client) Echo(ctx context.Context, req []byte) ([]byte, error) {
-	return typed.Call(ctx, c.Client, idEcho, typed.Raw{}, typed.Raw{}, req)
+	return typed.Call(ctx, c.rt, idEcho, typed.Raw{}, typed.Raw{}, req)
 }
 
-// EmitFrame sends 'frame' as a datagram (§7), on a WebSocket session as a
-// DATAGRAM frame on the emit lane (§3.3); over the path's size limit it fails
-// with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// EmitFrame sends 'frame': [tio.Client.SendDatagram].
 func (c *Client) EmitFrame(v []byte) error {
-	return typed.SendDatagram(c.Client, idFrame, typed.Raw{}, v)
+	return typed.SendDatagram(c.rt, idFrame, typed.Raw{}, v)
 }
 
-// OnFrame calls fn with each 'frame' the server sends, validated (one that
-// fails validation is dropped and counted), until unsubscribe is called. fn
-// runs on the session's reader, in order: return quickly.
+// OnFrame calls fn with each 'frame' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnFrame(fn func([]byte)) (unsubscribe func()) {
-	return typed.On(c.Client, idFrame, typed.Raw{}, fn)
+	return typed.On(c.rt, idFrame, typed.Raw{}, fn)
 }
 
-// EmitUpload sends 'upload' on the emit lane (§6.1).
+// EmitUpload sends 'upload': [tio.Client.Emit].
 func (c *Client) EmitUpload(v []byte) error {
-	return typed.Emit(c.Client, idUpload, typed.Raw{}, v)
+	return typed.Emit(c.rt, idUpload, typed.Raw{}, v)
 }

@@ -9,11 +9,12 @@ package types
 import (
 	"context"
 	"encoding/json"
+	"iter"
+
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/typed"
 	"github.com/transport-io/tiogen/runtime/wire"
-	"iter"
 )
 
 // This file needs a runtime/typed at least as new as the generator that wrote it.
@@ -227,30 +228,25 @@ var (
 )
 
 // Handler serves what clients send: one method per call and per emit the
-// server receives. Embed UnimplementedHandler to implement only some.
+// server receives, with its payload decoded and validated. Embed
+// UnimplementedHandler to implement only some. Contexts, errors and when each
+// method runs are as for [tio.EmitHandler], [tio.CallHandler] and
+// [tio.StreamHandler].
 type Handler interface {
-	// All answers the call 'all'. An error becomes its CALL_ERROR: a *tio.Error
-	// keeps its code, any other error is WT_HANDLER_ERROR (§6.4). ctx ends when
-	// the caller cancels or the session ends.
+	// All answers the call 'all': [tio.CallHandler].
 	All(ctx context.Context, peer Peer, req All) ([]All, error)
-	// Blob answers the streaming call 'blob' by calling send once per element.
-	// send waits while the caller's credit is zero (§6.6) and fails once the
-	// caller cancelled or the session ended; return then. An error returned after
-	// elements is sent after them as CALL_ERROR (§6.4).
+	// Blob answers the streaming call 'blob' by calling send once per element:
+	// [tio.StreamHandler].
 	Blob(ctx context.Context, peer Peer, req []byte, send func([]byte) error) error
-	// Names receives the emit 'names' from a client, validated. It runs on the
-	// session's reader: return quickly.
-	Names(peer Peer, v []string) error
+	// Names receives the emit 'names' from a client: [tio.EmitHandler].
+	Names(ctx context.Context, peer Peer, v []string) error
 	// Numbers answers the streaming call 'numbers' by calling send once per
-	// element. send waits while the caller's credit is zero (§6.6) and fails once
-	// the caller cancelled or the session ended; return then. An error returned
-	// after elements is sent after them as CALL_ERROR (§6.4).
+	// element: [tio.StreamHandler].
 	Numbers(ctx context.Context, peer Peer, req map[string]uint64, send func(int64) error) error
 }
 
-// UnimplementedHandler answers every event with WT_HANDLER_ERROR "'event' is
-// not implemented by this server": a call gets it as its CALL_ERROR at once
-// (§6.4), an emit reports it to ServerOptions.OnHandlerError.
+// UnimplementedHandler answers every event with WT_HANDLER_ERROR, as
+// [typed.Unimplemented] words it.
 type UnimplementedHandler struct{}
 
 func (UnimplementedHandler) All(context.Context, Peer, All) ([]All, error) {
@@ -261,7 +257,7 @@ func (UnimplementedHandler) Blob(context.Context, Peer, []byte, func([]byte) err
 	return typed.Unimplemented("blob")
 }
 
-func (UnimplementedHandler) Names(Peer, []string) error {
+func (UnimplementedHandler) Names(context.Context, Peer, []string) error {
 	return typed.Unimplemented("names")
 }
 
@@ -271,14 +267,24 @@ func (UnimplementedHandler) Numbers(context.Context, Peer, map[string]uint64, fu
 
 var _ Handler = UnimplementedHandler{}
 
-// Server is a runtime server for this contract with a Handler bound. Serve
-// sessions with its Serve (runtime/endpoint.Listen does that over WebTransport
-// and the WebSocket mapping); Room adds typed broadcasts.
+// Server serves contract types with a Handler bound. A listener serves its
+// Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed broadcasts.
 type Server struct {
-	*tio.Server
+	rt *tio.Server
 }
 
-// NewServer binds h to a new runtime server of Contract.
+// Close stops the server: [tio.Server.Close].
+func (s *Server) Close() error {
+	return s.rt.Close()
+}
+
+// Runtime is the runtime server under this one: what a listener serves
+// (endpoint.Listen), and the way to send by event id: [tio.Server].
+func (s *Server) Runtime() *tio.Server {
+	return s.rt
+}
+
+// NewServer binds h to a new runtime server of Contract: [tio.NewServer].
 func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	srv, err := tio.NewServer(Contract, opts)
 	if err != nil {
@@ -290,8 +296,8 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	typed.HandleStream(srv, idBlob, typed.Raw{}, typed.Raw{}, func(ctx context.Context, p *tio.Peer, req []byte, send func([]byte) error) error {
 		return h.Blob(ctx, Peer{p}, req, send)
 	})
-	typed.HandleEmit(srv, idNames, codec_list_string, func(p *tio.Peer, v []string) error {
-		return h.Names(Peer{p}, v)
+	typed.HandleEmit(srv, idNames, codec_list_string, func(ctx context.Context, p *tio.Peer, v []string) error {
+		return h.Names(ctx, Peer{p}, v)
 	})
 	typed.HandleStream(srv, idNumbers, codec_map_uint64, codec_int64, func(ctx context.Context, p *tio.Peer, req map[string]uint64, send func(int64) error) error {
 		return h.Numbers(ctx, Peer{p}, req, send)
@@ -299,59 +305,177 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 	return &Server{srv}, nil
 }
 
-// Room is the named room with typed broadcasts.
+// Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.Server.Room(name)}
+	return Room{s.rt.Room(name)}
 }
 
-// Peer is the server's side of one session, with typed emitters for the
-// events the server sends.
+// Peer is the server's side of one session, with typed emitters for the events
+// the server sends. Handlers receive it; see [tio.Peer] for the session.
 type Peer struct {
-	*tio.Peer
+	rt *tio.Peer
 }
 
-// Room is a room of the server, with typed broadcasts of the events the
-// server sends; each is encoded once for every member (§6.5).
+// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
+func (p Peer) ID() string {
+	return p.rt.ID()
+}
+
+// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
+func (p Peer) Data() any {
+	return p.rt.Data()
+}
+
+// Join puts the peer in a room: [tio.Peer.Join].
+func (p Peer) Join(room string) error {
+	return p.rt.Join(room)
+}
+
+// Leave takes the peer out of a room: [tio.Peer.Leave].
+func (p Peer) Leave(room string) error {
+	return p.rt.Leave(room)
+}
+
+// Rooms lists the rooms of this session: [tio.Peer.Rooms].
+func (p Peer) Rooms() []string {
+	return p.rt.Rooms()
+}
+
+// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
+func (p Peer) InRoom(room string) bool {
+	return p.rt.InRoom(room)
+}
+
+// Close ends the session with a close code and reason: [tio.Peer.Close].
+func (p Peer) Close(code tio.Code, reason string) error {
+	return p.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Peer.Done].
+func (p Peer) Done() <-chan struct{} {
+	return p.rt.Done()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
+func (p Peer) Err() error {
+	return p.rt.Err()
+}
+
+// Stats returns the session's counters now: [tio.Peer.Stats].
+func (p Peer) Stats() tio.Stats {
+	return p.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Peer.WaitEmit].
+func (p Peer) WaitEmit(ctx context.Context) error {
+	return p.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime peer under this one, for the rare code that sends by
+// event id: [tio.Peer].
+func (p Peer) Runtime() *tio.Peer {
+	return p.rt
+}
+
+// NewPeer wraps a runtime peer of a Server of this contract, as
+// tio.ServerOptions.OnSession and OnSessionEnd receive it.
+func NewPeer(p *tio.Peer) Peer {
+	return Peer{p}
+}
+
+// Room is a room of the server, with typed broadcasts of the events the server
+// sends, each encoded once for every member: see [tio.Room].
 type Room struct {
-	*tio.Room
+	rt *tio.Room
 }
 
-// EmitState sends 'state' to this peer as a datagram (§7); over the path's
-// size limit it fails with WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+// Name is the room's name: [tio.Room.Name].
+func (r Room) Name() string {
+	return r.rt.Name()
+}
+
+// Members counts this node's peers in the room: [tio.Room.Members].
+func (r Room) Members() int {
+	return r.rt.Members()
+}
+
+// Runtime is the runtime room under this one, for the rare code that
+// broadcasts by event id: [tio.Room].
+func (r Room) Runtime() *tio.Room {
+	return r.rt
+}
+
+// EmitState sends 'state' to this peer: [tio.Peer.SendDatagram].
 func (p Peer) EmitState(v Dir) error {
-	return typed.SendDatagram(p.Peer, idState, codecDir, v)
+	return typed.SendDatagram(p.rt, idState, codecDir, v)
 }
 
-// EmitState sends 'state' to every member of the room except the listed peers.
-func (r Room) EmitState(v Dir, except ...Peer) error {
-	return typed.RoomSendDatagram(r.Room, idState, codecDir, v, typed.Except(except))
+// EmitState sends 'state' to every member of the room except the listed peers;
+// ctx bounds the hand-off to other nodes: [tio.Room.SendDatagram].
+func (r Room) EmitState(ctx context.Context, v Dir, except ...Peer) error {
+	return typed.RoomSendDatagram(ctx, r.rt, idState, codecDir, v, typed.Except(except))
 }
 
-// Client is the client's side of a session of this contract, with typed emits,
-// subscriptions, calls and streams. The embedded runtime client has the rest:
-// Close, Wait, Err, Rooms, Stats.
-//
-// On a WebSocket session (endpoint.DialWebSocket, or Dial's fallback) only the
-// emit lane exists: calls and streams fail at once with WT_LANE_UNAVAILABLE
-// and the session stays up (§3.3). A session is never resumed (§11): to stay
-// connected, endpoint.Run dials a new one after a session ends and hands it to
-// a function that sets up the application's state again (subscriptions, the
-// requests that put it in rooms).
+// Client is the client's side of a session of contract types, with typed
+// emits, subscriptions, calls and streams: see [tio.Client] for the session,
+// and [endpoint.Run] to dial a new one after a session ends (§11: a session
+// is never resumed).
 type Client struct {
-	*tio.Client
+	rt *tio.Client
 }
 
-// NewClient wraps a runtime client made with Contract over any transport
-// (tio.NewClient).
+// Close ends the session with a close code and reason: [tio.Client.Close].
+func (c *Client) Close(code tio.Code, reason string) error {
+	return c.rt.Close(code, reason)
+}
+
+// Done is closed once the session has ended: [tio.Client.Done].
+func (c *Client) Done() <-chan struct{} {
+	return c.rt.Done()
+}
+
+// Wait blocks until the session has ended and its goroutines have returned,
+// then reports how it ended: [tio.Client.Wait].
+func (c *Client) Wait() error {
+	return c.rt.Wait()
+}
+
+// Err reports how the session ended, nil while it runs: [tio.Client.Err].
+func (c *Client) Err() error {
+	return c.rt.Err()
+}
+
+// Rooms lists the rooms of this session: [tio.Client.Rooms].
+func (c *Client) Rooms() []string {
+	return c.rt.Rooms()
+}
+
+// Stats returns the session's counters now: [tio.Client.Stats].
+func (c *Client) Stats() tio.Stats {
+	return c.rt.Stats()
+}
+
+// WaitEmit waits while the emit queue is above its low-water mark:
+// [tio.Client.WaitEmit].
+func (c *Client) WaitEmit(ctx context.Context) error {
+	return c.rt.WaitEmit(ctx)
+}
+
+// Runtime is the runtime client under this one, for the rare code that sends
+// or receives by event id: [tio.Client].
+func (c *Client) Runtime() *tio.Client {
+	return c.rt
+}
+
+// NewClient wraps a runtime client made with Contract over any transport:
+// [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
 	return &Client{c}
 }
 
-// Dial opens a session of this contract at url (https://host:port/path) over
-// WebTransport and returns once the handshake is accepted (§4). With
-// endpoint.WithWebSocketFallback it opens one over the WebSocket mapping when
-// WebTransport cannot be had; endpoint.WithReport says which mapping carries
-// the session and why.
+// Dial opens a session of contract types at url (https://host:port/path):
+// [endpoint.Dial].
 func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
 	c, err := endpoint.Dial(ctx, url, Contract, opts...)
 	if err != nil {
@@ -360,40 +484,30 @@ func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client
 	return &Client{c}, nil
 }
 
-// All calls 'all' (§3.2). Cancelling ctx resets the call WT_ABORTED (§8); a
-// CALL_ERROR comes back as a *tio.Error with the server's code (§6.4). On a
-// WebSocket session it fails with WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// All calls 'all': [tio.Client.Call].
 func (c *Client) All(ctx context.Context, req All) ([]All, error) {
-	return typed.Call(ctx, c.Client, idAll, codecAll, codec_list_All, req)
+	return typed.Call(ctx, c.rt, idAll, codecAll, codec_list_All, req)
 }
 
-// Blob calls 'blob' and yields its elements (§3.2), then an error if the call
-// fails. Credit is granted as the loop consumes (§6.6); breaking out of the
-// loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
-// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Blob calls 'blob' and yields its elements, then an error if the call fails:
+// [tio.Client.Stream].
 func (c *Client) Blob(ctx context.Context, req []byte) iter.Seq2[[]byte, error] {
-	return typed.Stream(ctx, c.Client, idBlob, typed.Raw{}, typed.Raw{}, req)
+	return typed.Stream(ctx, c.rt, idBlob, typed.Raw{}, typed.Raw{}, req)
 }
 
-// EmitNames sends 'names' on the emit lane (§6.1).
+// EmitNames sends 'names': [tio.Client.Emit].
 func (c *Client) EmitNames(v []string) error {
-	return typed.Emit(c.Client, idNames, codec_list_string, v)
+	return typed.Emit(c.rt, idNames, codec_list_string, v)
 }
 
-// Numbers calls 'numbers' and yields its elements (§3.2), then an error if
-// the call fails. Credit is granted as the loop consumes (§6.6); breaking out
-// of the loop or cancelling ctx cancels the call with WT_ABORTED (§8). On a
-// WebSocket session it yields WT_LANE_UNAVAILABLE and the session stays up
-// (§3.3).
+// Numbers calls 'numbers' and yields its elements, then an error if the call
+// fails: [tio.Client.Stream].
 func (c *Client) Numbers(ctx context.Context, req map[string]uint64) iter.Seq2[int64, error] {
-	return typed.Stream(ctx, c.Client, idNumbers, codec_map_uint64, codec_int64, req)
+	return typed.Stream(ctx, c.rt, idNumbers, codec_map_uint64, codec_int64, req)
 }
 
-// OnState calls fn with each 'state' the server sends, validated (one that
-// fails validation is dropped and counted), until unsubscribe is called. fn
-// runs on the session's reader, in order: return quickly.
+// OnState calls fn with each 'state' the server sends, decoded and validated,
+// until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnState(fn func(Dir)) (unsubscribe func()) {
-	return typed.On(c.Client, idState, codecDir, fn)
+	return typed.On(c.rt, idState, codecDir, fn)
 }
