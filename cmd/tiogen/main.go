@@ -13,7 +13,7 @@ import (
 // Exit codes, the same for every command.
 const (
 	exitOK    = 0
-	exitFail  = 1 // a contract has errors, or compat found a refusal
+	exitFail  = 1 // a contract has errors, or compat found a refusal (--strict: or a warning)
 	exitUsage = 2 // the command line is wrong
 )
 
@@ -92,7 +92,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  tiogen %-20s %s\n", c.name+" "+c.args, c.summary)
 	}
 	fmt.Fprint(w, "\nRun `tiogen help COMMAND` or `tiogen COMMAND --help` for more.\n"+
-		"Exit status: 0 success, 1 a contract has errors (or compat found a refusal), 2 wrong command line.\n"+
+		"Exit status: 0 success, 1 a contract has errors (or compat found a refusal, or with --strict a warning), 2 wrong command line.\n"+
 		"The contract language: docs/contract-language.md\n")
 }
 

@@ -32,19 +32,17 @@ type Message struct {
 	ReplyTo *Message `json:"replyTo,omitempty"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Message) Validate() error {
 	return typed.Validate(encodeMessage, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Message) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeMessage, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Message) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeMessage, b, v)
 }
@@ -104,19 +102,17 @@ type Cursor struct {
 	Y float64 `json:"y"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Cursor) Validate() error {
 	return typed.Validate(encodeCursor, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Cursor) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeCursor, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Cursor) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeCursor, b, v)
 }
@@ -152,19 +148,17 @@ type SaveRequest struct {
 	Text string `json:"text"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v SaveRequest) Validate() error {
 	return typed.Validate(encodeSaveRequest, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v SaveRequest) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeSaveRequest, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *SaveRequest) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeSaveRequest, b, v)
 }
@@ -199,19 +193,17 @@ type SaveResult struct {
 	Revision int32 `json:"revision"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v SaveResult) Validate() error {
 	return typed.Validate(encodeSaveResult, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v SaveResult) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeSaveResult, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *SaveResult) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeSaveResult, b, v)
 }
@@ -243,19 +235,17 @@ type HistoryRequest struct {
 	Limit int32  `json:"limit"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v HistoryRequest) Validate() error {
 	return typed.Validate(encodeHistoryRequest, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v HistoryRequest) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeHistoryRequest, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *HistoryRequest) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeHistoryRequest, b, v)
 }
@@ -296,9 +286,7 @@ const (
 
 var valuesMood = []Mood{MoodHappy, MoodSad, MoodAngry}
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Mood) Validate() error {
 	return typed.Validate(encodeMood, v)
 }
@@ -323,9 +311,8 @@ const (
 	idUpload  uint32 = 0xff4085ad
 )
 
-// Contract is contract chat as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract chat as the runtime uses it: [tio.Contract]. Both peers
+// must use the same contract, or the handshake refuses the session (§4.3).
 var Contract = tio.MustContract("chat",
 	tio.Event{Name: "avatar", ID: idAvatar, Lane: wire.Reliable, From: tio.FromServer, Kind: tio.Emit, Payload: wire.CodecBytes},
 	tio.Event{Name: "chat", ID: idChat, Lane: wire.Reliable, From: tio.FromClient, Kind: tio.Emit, Payload: wire.CodecJSON},

@@ -21,9 +21,8 @@ func (g *generator) contract(f *jen.File) {
 			}
 		})
 	}
-	f.Comment(lineComment(fmt.Sprintf("Contract is contract %s as the runtime uses it: each event's id, lane,\n"+
-		"direction, kind, slot codecs and fallback. Both peers must use the same\n"+
-		"contract, or the handshake refuses the session (§4.3).", g.c.Name)))
+	f.Comment(lineComment(wrap(fmt.Sprintf("Contract is contract %s as the runtime uses it: [tio.Contract]. "+
+		"Both peers must use the same contract, or the handshake refuses the session (§4.3).", g.c.Name))))
 	args := []jen.Code{jen.Lit(g.c.Name)}
 	for _, e := range g.c.Events {
 		args = append(args, jen.Line().Add(g.runtimeEvent(e)))

@@ -102,7 +102,7 @@ func (s *scope) take(name, what string, pos ir.Pos, hint string) string {
 	}
 	msg := fmt.Sprintf("%s becomes %s in Go, which is %s", what, goName, prev.what)
 	if !s.fixed[name] {
-		msg = fmt.Sprintf("%s becomes %s in Go, as %s at %s does", what, goName, prev.what, prev.pos)
+		msg = fmt.Sprintf("%s becomes %s in Go, as %s at %s:%s does", what, goName, prev.what, s.g.c.Source, prev.pos)
 	}
 	s.g.clashes = append(s.g.clashes, check.Diagnostic{File: s.g.c.Source, Pos: pos, Message: msg, Hint: hint})
 	return name

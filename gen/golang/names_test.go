@@ -38,11 +38,11 @@ func TestClashesAreReportedNeverRenamed(t *testing.T) {
 		{"contract c\nevent close reliable string returns string\n",
 			"t.tio:2:7: event 'close' becomes Client.Close in Go, which is a method of the generated Client"},
 		{"contract c\ntype LevelInfo { a: string }\nenum Level { info warn }\nevent e reliable LevelInfo returns Level\n",
-			"t.tio:3:14: value 'info' of enum 'Level' becomes LevelInfo in Go, as type 'LevelInfo' at 2:6 does"},
+			"t.tio:3:14: value 'info' of enum 'Level' becomes LevelInfo in Go, as type 'LevelInfo' at t.tio:2:6 does"},
 		{"contract c\ntype Form { validate: bool }\nevent e reliable Form\n",
 			"t.tio:2:13: field 'validate' of type 'Form' becomes Form.Validate in Go, which is a method of every generated type"},
 		{"contract c\nevent chat from client reliable string\nevent emit_chat reliable string returns string\n",
-			"t.tio:3:7: event 'emit_chat' becomes Client.EmitChat in Go, as event 'chat' (its emitter) at 2:7 does"},
+			"t.tio:3:7: event 'emit_chat' becomes Client.EmitChat in Go, as event 'chat' (its emitter) at t.tio:2:7 does"},
 		{"contract c\nevent runtime reliable string yields string\n",
 			"t.tio:2:7: event 'runtime' becomes Client.Runtime in Go, which is the generated Client's way to its runtime value"},
 	}
@@ -52,7 +52,7 @@ func TestClashesAreReportedNeverRenamed(t *testing.T) {
 			t.Fatalf("%q: %v", c.src, diags)
 		}
 		clashes := check.Format(Check(ct))
-		if !strings.HasPrefix(clashes, c.want) || strings.Count(clashes, "t.tio:") != 1 {
+		if !strings.HasPrefix(clashes, c.want) || strings.Count(clashes, "\nt.tio:") != 0 {
 			t.Errorf("%q:\n%s\nwant one clash starting %q", c.src, clashes, c.want)
 		}
 		if !strings.Contains(clashes, "\n    rename ") {

@@ -205,20 +205,18 @@ func (g *generator) record(f *jen.File, t ir.Type) {
 // methods, all through the type's encodeX and decodeX.
 func (g *generator) valueMethods(f *jen.File, name string, record bool) {
 	enc := jen.Id("encode" + name)
-	f.Comment(lineComment("Validate reports whether v can be sent, naming the field that cannot:\n" +
-		"enum values known, floats finite, json fields valid JSON. Received\n" +
-		"values were validated as they were decoded."))
+	f.Comment("Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].")
 	f.Func().Params(jen.Id("v").Id(name)).Id("Validate").Params().Error().Block(
 		jen.Return(jen.Qual(typedPath, "Validate").Call(enc, jen.Id("v"))),
 	)
 	if !record {
 		return
 	}
-	f.Comment(lineComment("MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64."))
+	f.Comment("MarshalJSON writes v as it travels: [typed.Marshal].")
 	f.Func().Params(jen.Id("v").Id(name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Qual(typedPath, "Marshal").Call(enc, jen.Id("v"))),
 	)
-	f.Comment(lineComment("UnmarshalJSON reads and validates v as it travels."))
+	f.Comment("UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].")
 	f.Func().Params(jen.Id("v").Op("*").Id(name)).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(
 		jen.Return(jen.Qual(typedPath, "Unmarshal").Call(jen.Id("decode"+name), jen.Id("b"), jen.Id("v"))),
 	)

@@ -70,8 +70,9 @@ func (Raw) Append(dst []byte, v []byte) ([]byte, error) { return append(dst, v..
 // Parse implements Codec with a copy, so the value outlives the frame.
 func (Raw) Parse(b []byte) ([]byte, error) { return bytes.Clone(b), nil }
 
-// Marshal is JSON's encoding of v, for the MarshalJSON methods of generated
-// types.
+// Marshal is v as it travels in the JSON codec: int64 and uint64 as
+// decimal strings, bytes as base64 (see the package doc). The MarshalJSON
+// methods of generated types call it.
 func Marshal[T any](encode func(*Encoder, T), v T) ([]byte, error) {
 	buf := getBuffer()
 	defer putBuffer(buf)
@@ -83,8 +84,8 @@ func Marshal[T any](encode func(*Encoder, T), v T) ([]byte, error) {
 	return bytes.Clone(b), nil
 }
 
-// Unmarshal decodes b into *v, for the UnmarshalJSON methods of generated
-// types.
+// Unmarshal decodes b into *v and validates it as it reads, as a received
+// message is. The UnmarshalJSON methods of generated types call it.
 func Unmarshal[T any](decode func(*Decoder) T, b []byte, v *T) error {
 	got, err := JSON[T]{Decode: decode}.Parse(b)
 	if err != nil {
@@ -95,7 +96,9 @@ func Unmarshal[T any](decode func(*Decoder) T, b []byte, v *T) error {
 }
 
 // Validate reports whether v can be sent: the failure encoding it would
-// return, naming the field.
+// return, naming the field (enum values known, floats finite, json fields
+// valid JSON). Received values were validated as they were decoded. The
+// Validate methods of generated types call it.
 func Validate[T any](encode func(*Encoder, T), v T) error {
 	buf := getBuffer()
 	defer putBuffer(buf)

@@ -21,19 +21,17 @@ type Text struct {
 	Text string `json:"text"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Text) Validate() error {
 	return typed.Validate(encodeText, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Text) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeText, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Text) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeText, b, v)
 }
@@ -64,19 +62,17 @@ type Count struct {
 	N int32 `json:"n"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Count) Validate() error {
 	return typed.Validate(encodeCount, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Count) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeCount, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Count) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeCount, b, v)
 }
@@ -107,19 +103,17 @@ type Item struct {
 	I int32 `json:"i"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Item) Validate() error {
 	return typed.Validate(encodeItem, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Item) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeItem, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Item) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeItem, b, v)
 }
@@ -151,19 +145,17 @@ type Point struct {
 	Y float64 `json:"y"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Point) Validate() error {
 	return typed.Validate(encodePoint, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Point) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodePoint, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Point) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodePoint, b, v)
 }
@@ -198,19 +190,17 @@ type RoomName struct {
 	Room string `json:"room"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v RoomName) Validate() error {
 	return typed.Validate(encodeRoomName, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v RoomName) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeRoomName, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *RoomName) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeRoomName, b, v)
 }
@@ -245,19 +235,17 @@ type Stats struct {
 	ValidationDropped int64 `json:"validationDropped"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Stats) Validate() error {
 	return typed.Validate(encodeStats, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Stats) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeStats, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Stats) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeStats, b, v)
 }
@@ -318,9 +306,9 @@ const (
 	idShout         uint32 = 0xb6efa0ba
 )
 
-// Contract is contract conformance as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract conformance as the runtime uses it: [tio.Contract].
+// Both peers must use the same contract, or the handshake refuses the session
+// (§4.3).
 var Contract = tio.MustContract("conformance",
 	tio.Event{Name: "blob", ID: idBlob, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecBytes, Result: wire.CodecBytes},
 	tio.Event{Name: "count", ID: idCount, Lane: wire.Reliable, Kind: tio.Yields, Payload: wire.CodecJSON, Result: wire.CodecJSON},

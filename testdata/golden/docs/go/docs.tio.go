@@ -31,19 +31,17 @@ type Point struct {
 	Label *string `json:"label,omitempty"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Point) Validate() error {
 	return typed.Validate(encodePoint, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Point) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodePoint, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Point) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodePoint, b, v)
 }
@@ -92,9 +90,7 @@ const (
 
 var valuesDir = []Dir{DirUp, DirDown}
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Dir) Validate() error {
 	return typed.Validate(encodeDir, v)
 }
@@ -112,9 +108,8 @@ const (
 	idMove uint32 = 0x683a62ce
 )
 
-// Contract is contract docs as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract docs as the runtime uses it: [tio.Contract]. Both peers
+// must use the same contract, or the handshake refuses the session (§4.3).
 var Contract = tio.MustContract("docs",
 	tio.Event{Name: "move", ID: idMove, Lane: wire.Reliable, From: tio.Either, Kind: tio.Emit, Payload: wire.CodecJSON},
 )

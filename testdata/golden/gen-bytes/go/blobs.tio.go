@@ -28,9 +28,9 @@ const (
 	idUpload   uint32 = 0xff4085ad
 )
 
-// Contract is contract blobs as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract blobs as the runtime uses it: [tio.Contract]. Both
+// peers must use the same contract, or the handshake refuses the session
+// (§4.3).
 var Contract = tio.MustContract("blobs",
 	tio.Event{Name: "chunks", ID: idChunks, Lane: wire.Reliable, Kind: tio.Yields, Payload: wire.CodecBytes, Result: wire.CodecBytes},
 	tio.Event{Name: "download", ID: idDownload, Lane: wire.Reliable, From: tio.FromServer, Kind: tio.Emit, Payload: wire.CodecBytes},

@@ -17,9 +17,9 @@ import (
 // This file needs a runtime/typed at least as new as the generator that wrote it.
 const _ = typed.SupportPackageIsVersion1
 
-// Contract is contract empty as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract empty as the runtime uses it: [tio.Contract]. Both
+// peers must use the same contract, or the handshake refuses the session
+// (§4.3).
 var Contract = tio.MustContract("empty")
 
 // Handler serves what clients send: one method per call and per emit the

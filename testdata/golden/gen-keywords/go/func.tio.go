@@ -28,19 +28,17 @@ type Words struct {
 	Marshal string `json:"marshal"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Words) Validate() error {
 	return typed.Validate(encodeWords, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v Words) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeWords, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *Words) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeWords, b, v)
 }
@@ -94,9 +92,7 @@ const (
 
 var valuesMood = []Mood{MoodHappy, MoodString}
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Mood) Validate() error {
 	return typed.Validate(encodeMood, v)
 }
@@ -119,9 +115,8 @@ const (
 	idRoom     uint32 = 0x1f1c5b2f
 )
 
-// Contract is contract func as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract func as the runtime uses it: [tio.Contract]. Both peers
+// must use the same contract, or the handshake refuses the session (§4.3).
 var Contract = tio.MustContract("func",
 	tio.Event{Name: "chat", ID: idChat, Lane: wire.Reliable, From: tio.FromClient, Kind: tio.Emit, Payload: wire.CodecJSON},
 	tio.Event{Name: "client", ID: idClient, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},

@@ -24,9 +24,9 @@ const (
 	idE52101 uint32 = 0x10cdda1c
 )
 
-// Contract is contract collision as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract collision as the runtime uses it: [tio.Contract]. Both
+// peers must use the same contract, or the handshake refuses the session
+// (§4.3).
 var Contract = tio.MustContract("collision",
 	tio.Event{Name: "e10732", ID: idE10732, Lane: wire.Reliable, From: tio.Either, Kind: tio.Emit, Payload: wire.CodecJSON},
 	tio.Event{Name: "e52101", ID: idE52101, Lane: wire.Reliable, From: tio.Either, Kind: tio.Emit, Payload: wire.CodecJSON},

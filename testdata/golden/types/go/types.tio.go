@@ -38,19 +38,17 @@ type All struct {
 	ByName   map[string]All   `json:"byName"`
 }
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v All) Validate() error {
 	return typed.Validate(encodeAll, v)
 }
 
-// MarshalJSON writes v as it travels: int64 and uint64 as decimal strings, bytes as base64.
+// MarshalJSON writes v as it travels: [typed.Marshal].
 func (v All) MarshalJSON() ([]byte, error) {
 	return typed.Marshal(encodeAll, v)
 }
 
-// UnmarshalJSON reads and validates v as it travels.
+// UnmarshalJSON reads and validates v as it travels: [typed.Unmarshal].
 func (v *All) UnmarshalJSON(b []byte) error {
 	return typed.Unmarshal(decodeAll, b, v)
 }
@@ -152,9 +150,7 @@ const (
 
 var valuesDir = []Dir{DirUp, DirDown}
 
-// Validate reports whether v can be sent, naming the field that cannot:
-// enum values known, floats finite, json fields valid JSON. Received
-// values were validated as they were decoded.
+// Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
 func (v Dir) Validate() error {
 	return typed.Validate(encodeDir, v)
 }
@@ -176,9 +172,9 @@ const (
 	idState   uint32 = 0x4ba69735
 )
 
-// Contract is contract types as the runtime uses it: each event's id, lane,
-// direction, kind, slot codecs and fallback. Both peers must use the same
-// contract, or the handshake refuses the session (§4.3).
+// Contract is contract types as the runtime uses it: [tio.Contract]. Both
+// peers must use the same contract, or the handshake refuses the session
+// (§4.3).
 var Contract = tio.MustContract("types",
 	tio.Event{Name: "all", ID: idAll, Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecJSON, Result: wire.CodecJSON},
 	tio.Event{Name: "blob", ID: idBlob, Lane: wire.Reliable, Kind: tio.Yields, Payload: wire.CodecBytes, Result: wire.CodecBytes},
