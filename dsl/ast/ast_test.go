@@ -133,3 +133,28 @@ func TestTypeRefSyntaxErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntaxErrorsPointAtTheUnfinishedDeclaration: the parser stops a line
+// late (the next declaration's keyword taken for a missing type, the end of
+// the file for a missing }); the error names the declaration and points
+// where the type or } belongs.
+func TestSyntaxErrorsPointAtTheUnfinishedDeclaration(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"contract c\nevent chat reliable\nevent next reliable string\n", "2:20: event 'chat' has no payload type after 'reliable'"},
+		{"contract c\nevent chat reliable\ntype T { a: string }\n", "2:20: event 'chat' has no payload type after 'reliable'"},
+		{"contract c\nevent chat reliable\n/// doc\nevent next reliable string\n", "2:20: event 'chat' has no payload type after 'reliable'"},
+		{"contract c\nevent save reliable", "2:20: event 'save' has no payload type after 'reliable'"},
+		{"contract c\nevent save reliable string yields\n", "2:34: event 'save' has no type after 'yields'"},
+		{"contract c\ntype T {\n  a: string\n\nevent e reliable T\n", "3:12: type 'T' (line 2) is missing its closing '}'"},
+		{"contract c\ntype T { a: string", "2:19: type 'T' (line 2) is missing its closing '}'"},
+		{"contract c\nenum E { a b\nevent e reliable E\n", "2:13: enum 'E' (line 2) is missing its closing '}'"},
+		// A mistake inside a declaration is still reported where it is.
+		{"contract c\ntype T { a string }\n", "2:12: unexpected 'string', expected ':'"},
+		{"contract c\ntype T {\n  a: string\n  /// documents nothing\n}\n", "4:3: unexpected '/// documents nothing', expected '}'"},
+	} {
+		_, err := Parse("t.tio", []byte(c.src))
+		if err == nil || !strings.HasPrefix(err.Error(), "t.tio:"+c.want) {
+			t.Errorf("%q: %v, want t.tio:%s", c.src, err, c.want)
+		}
+	}
+}

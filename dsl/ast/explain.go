@@ -85,7 +85,7 @@ func missingType(d *openDecl, end lexer.Token) *SyntaxError {
 		if i+1 < len(d.tokens) {
 			next = d.tokens[i+1]
 		}
-		if t.Type != tokIdent || next.Pos.Line == t.Pos.Line {
+		if t.Type != tokIdent || (next.Pos.Line == t.Pos.Line && !next.EOF()) {
 			continue
 		}
 		endsHere := next.EOF() || next.Type == tokDoc || next.Type == tokTrailingDoc || declKeywords[next.Value]
