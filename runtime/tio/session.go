@@ -478,6 +478,7 @@ func (s *session) readLoop() {
 		return // the session ended; a peer that never opens it meets the deadline
 	}
 	r := wire.NewReader(rs)
+	r.Only(wire.EmitStreamTypes, "the emit stream")
 	f, err := r.Next()
 	if err != nil {
 		s.readFailed(err)
