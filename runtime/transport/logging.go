@@ -43,7 +43,9 @@ func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return quietHandler{q.next.WithAttrs(quiet)}
 }
 
-func (q quietHandler) WithGroup(name string) slog.Handler { return quietHandler{q.next.WithGroup(name)} }
+func (q quietHandler) WithGroup(name string) slog.Handler {
+	return quietHandler{q.next.WithGroup(name)}
+}
 
 func quietAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
