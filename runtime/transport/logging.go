@@ -6,6 +6,8 @@ import (
 	"log"
 	"log/slog"
 	"strings"
+
+	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 // Logs never carry a query string: it is where browsers put session tokens,
@@ -27,7 +29,7 @@ type quietHandler struct{ next slog.Handler }
 func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool { return q.next.Enabled(ctx, l) }
 
 func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, StripQuery(r.Message), r.PC)
+	out := slog.NewRecord(r.Time, r.Level, wire.RedactQueries(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(quietAttr(a))
 		return true
@@ -51,7 +53,7 @@ func quietAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, StripQuery(v.String()))
+		return slog.String(a.Key, wire.RedactQueries(v.String()))
 	case slog.KindGroup:
 		as := v.Group()
 		quiet := make([]any, len(as))
@@ -62,38 +64,12 @@ func quietAttr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, StripQuery(x.Error()))
+			return slog.String(a.Key, wire.RedactQueries(x.Error()))
 		case fmt.Stringer:
-			return slog.String(a.Key, StripQuery(x.String()))
+			return slog.String(a.Key, wire.RedactQueries(x.String()))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
-}
-
-// StripQuery removes every query string from s: a '?' and what follows it
-// up to a space, a quote or the end. A '?' followed by one of those (a
-// question) is kept.
-func StripQuery(s string) string {
-	i := strings.IndexByte(s, '?')
-	if i < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i >= 0 {
-		end := i + 1
-		for end < len(s) && !strings.ContainsRune(" \t\r\n\"'`", rune(s[end])) {
-			end++
-		}
-		if end == i+1 {
-			b.WriteString(s[:end]) // a question mark, not a query
-		} else {
-			b.WriteString(s[:i])
-		}
-		s = s[end:]
-		i = strings.IndexByte(s, '?')
-	}
-	b.WriteString(s)
-	return b.String()
 }
 
 // HTTPErrorLog is an http.Server's ErrorLog that logs to l with no query

@@ -8,21 +8,6 @@ import (
 	"testing"
 )
 
-func TestStripQuery(t *testing.T) {
-	for in, want := range map[string]string{
-		`bogus greeting "GET /conformance?token=s"`: `bogus greeting "GET /conformance"`,
-		"GET /a?x=1&y=2 HTTP/1.1":                   "GET /a HTTP/1.1",
-		"wss://h:1/p?t=1 and /q?u=2":                "wss://h:1/p and /q",
-		"what? no query":                            "what? no query",
-		"trailing ?":                                "trailing ?",
-		"no mark":                                   "no mark",
-	} {
-		if got := StripQuery(in); got != want {
-			t.Errorf("StripQuery(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // Every string a record carries loses its query: message, string, error
 // and Stringer attributes, in groups and in attributes bound beforehand.
 func TestQuietQueriesCoversEveryAttribute(t *testing.T) {
