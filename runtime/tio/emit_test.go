@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/loopback"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -181,17 +183,53 @@ func TestSpec9_EmitQueueHoldsExactly256(t *testing.T) {
 	}
 }
 
+// §9: a peer that stops reading is closed WT_PEER_TOO_SLOW once its queue
+// holds 256 frames and nothing is taken from it for EmitStallTimeout: the
+// 257th Emit waits that long (the push-back), then fails.
 func TestSpec9_EmitOverflowClosesPeerTooSlow(t *testing.T) {
-	p := newPair(t, loopback.Options{StreamWindow: 4 << 10}, ServerOptions{}, Options{})
+	fake := clock.NewFake()
+	p := newPair(t, loopback.Options{StreamWindow: 4 << 10}, ServerOptions{Options: Options{Clock: fake}}, Options{})
 	p.link.StallReader(loopback.Client, true)
 	payload := []byte(`"0123456789012345678901234567890123456789"`)
 	var err error
-	sent, deepest := 0, 0
-	for ; sent < 100000; sent++ {
-		if err = p.peer.Emit(evHeard, payload); err != nil {
-			break
+	var sent, deepest int
+	var waiting atomic.Bool
+	armed := fake.Pending() // the session's own timers; the stall adds one
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ; sent < 100000; sent++ {
+			if p.peer.Stats().EmitQueueDepth == EmitQueueFrames {
+				waiting.Store(true)
+			}
+			if err = p.peer.Emit(evHeard, payload); err != nil {
+				break
+			}
+			deepest = max(deepest, p.peer.Stats().EmitQueueDepth)
 		}
-		deepest = max(deepest, p.peer.Stats().EmitQueueDepth)
+	}()
+	waitFor(t, "an Emit to wait on the full queue", func() bool { return waiting.Load() && fake.Pending() > armed })
+	fake.Advance(DefaultEmitStallTimeout - time.Millisecond)
+	select {
+	case <-done:
+		t.Fatalf("Emit gave up before EmitStallTimeout: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// The writer may still take what the transport's window lets through
+	// after the wait began, which renews it: the deadline runs from the
+	// last take.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		fake.Advance(time.Millisecond)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("Emit still waits on a queue nobody takes from")
+			}
+			fake.Advance(DefaultEmitStallTimeout)
+			continue
+		}
+		break
 	}
 	if deepest != EmitQueueFrames {
 		t.Fatalf("the queue reached %d frames before the close, want %d", deepest, EmitQueueFrames)

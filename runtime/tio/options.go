@@ -20,6 +20,11 @@ const (
 	// CreditBatch is the refill an initiator grants per consumed batch
 	// (§6.6); it never exceeds InitialCredit.
 	CreditBatch = 16
+	// DefaultEmitStallTimeout is how long a send waits for a full emit
+	// queue to be taken from before the queue's session is closed
+	// WT_PEER_TOO_SLOW (§9). A peer reading at full speed empties its
+	// queue within milliseconds; one that stopped reading never does.
+	DefaultEmitStallTimeout = time.Second
 	// DatagramLaneMark is the emit queue depth under which queued unreliable
 	// frames move onto the emit lane on the WebSocket mapping (§3.3).
 	DatagramLaneMark = 32
@@ -34,6 +39,13 @@ type Options struct {
 	HandshakeTimeout time.Duration
 	// MaxCalls bounds concurrent inbound call streams; 0 means 256 (§10.1).
 	MaxCalls int
+	// EmitStallTimeout is how long a send onto a full emit queue waits for
+	// the writer to take from it before the session is closed
+	// WT_PEER_TOO_SLOW (§9); 0 means DefaultEmitStallTimeout. The wait is
+	// the push-back: a server's handler that emits waits, so the sender's
+	// emit stream is not read meanwhile, and a burst from one peer slows
+	// that peer instead of closing the peers that read.
+	EmitStallTimeout time.Duration
 	// Features are the feature tokens this side offers (§4.2). Version 0
 	// implements none.
 	Features []string
@@ -50,6 +62,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxCalls <= 0 {
 		o.MaxCalls = DefaultMaxCalls
+	}
+	if o.EmitStallTimeout <= 0 {
+		o.EmitStallTimeout = DefaultEmitStallTimeout
 	}
 	return o
 }

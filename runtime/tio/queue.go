@@ -25,8 +25,9 @@ func (f *frame) release() {
 }
 
 // emitQueue is a peer's bounded emit queue (§9): frames wait here for the
-// writer. It never drops: a push onto a full queue fails, and the session
-// closes WT_PEER_TOO_SLOW.
+// writer. It never drops: a push onto a full queue fails, and the sender
+// waits for the writer to take what it holds (see session.pushWithin); a
+// queue that stays full closes its session WT_PEER_TOO_SLOW.
 type emitQueue struct {
 	mu     sync.Mutex
 	ring   []*frame
@@ -36,8 +37,11 @@ type emitQueue struct {
 	// wake holds one token when the writer has something to look at.
 	wake chan struct{}
 	// drained, when set, is closed by the next take or shutdown: senders
-	// in WaitEmit wait on it.
+	// in WaitEmit and senders pushing back (§9) wait on it.
 	drained chan struct{}
+	// takes counts the writer's takes that found frames: a queue whose
+	// count stands still for EmitStallTimeout is not being read.
+	takes uint64
 }
 
 func newEmitQueue(capacity int) *emitQueue {
@@ -84,6 +88,9 @@ func (q *emitQueue) signal() {
 // take moves every queued frame onto dst, in order.
 func (q *emitQueue) take(dst []*frame) []*frame {
 	q.mu.Lock()
+	if q.n > 0 {
+		q.takes++
+	}
 	for ; q.n > 0; q.n-- {
 		dst = append(dst, q.ring[q.head])
 		q.ring[q.head] = nil
@@ -113,6 +120,13 @@ func (q *emitQueue) wakeWaitersLocked() {
 		close(q.drained)
 		q.drained = nil
 	}
+}
+
+// taken is the count of the writer's takes that found frames.
+func (q *emitQueue) taken() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.takes
 }
 
 // depth is the number of frames waiting.

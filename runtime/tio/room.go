@@ -64,10 +64,14 @@ func exceptIDs(except []*Peer) []string {
 
 // Emit sends an event to every member of the room on every node, except the
 // listed peers. The frame is encoded once, and the same bytes go to every
-// local member's queue and to the adapter. A member whose queue is full is
-// closed WT_PEER_TOO_SLOW (§9) and the others still receive it.
+// local member's queue and to the adapter. A member whose queue is full
+// makes Emit wait for its writer, up to EmitStallTimeout for all of them
+// together: called from an emit handler, that stops the sender's emit
+// stream being read, so a burst is paced by the members' reading instead
+// of closing them. A member whose queue is still full then is closed
+// WT_PEER_TOO_SLOW (§9); the others still receive the frame.
 //
-// Local members are reached at once, whatever ctx. ctx bounds the hand-off
+// Local members are reached first, whatever ctx. ctx bounds the hand-off
 // to the other nodes: it is passed to [adapter.Adapter.Broadcast], and
 // when it ends first Emit returns the adapter's error (wrapping ctx's) and
 // other nodes may not receive the event. A handler's ctx (the session's)
@@ -83,7 +87,26 @@ func (r *Room) Emit(ctx context.Context, event uint32, payload []byte, except ..
 	}
 	r.srv.encodes.Add(1)
 	f := &frame{b: b}
-	r.srv.fanOut(r.name, func(p *Peer) { _ = p.enqueue(f) }, except, nil)
+	// Grown only when a queue is full: the members to wait for, and their
+	// queues' take counts when the wait began.
+	var full []*Peer
+	var marks []uint64
+	r.srv.fanOut(r.name, func(p *Peer) {
+		if p.q.push(f) == pushFull {
+			full = append(full, p)
+			marks = append(marks, p.q.taken())
+		}
+	}, except, nil)
+	if len(full) > 0 {
+		// Outside the membership lock: joins and leaves go on meanwhile.
+		// One deadline for all: members that stopped reading cost the
+		// sender one EmitStallTimeout together, not one each.
+		st := startStall(r.srv.opts.Clock, r.srv.opts.EmitStallTimeout)
+		for i, p := range full {
+			_ = p.pushWithin(f, st, marks[i])
+		}
+		st.stop()
+	}
 	return r.srv.adapter.Broadcast(ctx, adapter.Message{
 		Room: r.name, Lane: wire.Reliable, Frame: b, Except: exceptIDs(except),
 	})

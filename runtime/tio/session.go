@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/datagram"
@@ -317,7 +318,11 @@ func (s *session) lookupSend(id uint32, kind Kind, lane wire.Lane) (*Event, erro
 	return ev, nil
 }
 
-// emit is Client.Emit and Peer.Emit.
+// emit is Client.Emit and Peer.Emit: it sends an event on the emit lane
+// (§6.1), payload encoded in the codec the contract declares. It queues the
+// frame and returns. A full queue (§9) makes it wait for the writer to take from it,
+// up to EmitStallTimeout; a queue still full then closes the session
+// WT_PEER_TOO_SLOW (§9).
 func (s *session) emit(event uint32, payload []byte) error {
 	ev, err := s.lookupSend(event, Emit, wire.Reliable)
 	if err != nil {
@@ -329,18 +334,95 @@ func (s *session) emit(event uint32, payload []byte) error {
 		f.release()
 		return err
 	}
-	return s.enqueue(f)
+	if s.q.push(f) == pushed {
+		return nil
+	}
+	return s.pushBack(f)
 }
 
-// enqueue puts a frame on the emit queue, or closes the session
-// WT_PEER_TOO_SLOW when it is full: the emit lane never drops (§9).
+// pushBack waits for room on the emit queue for f, which did not fit or
+// found the session ended (see pushWithin).
+func (s *session) pushBack(f *frame) error {
+	st := startStall(s.clk, s.opts.EmitStallTimeout)
+	defer st.stop()
+	return s.pushWithin(f, st, s.q.taken())
+}
+
+// stall is the §9 push-back deadline of one send: a sender waits for full
+// queues until expired is closed, and renews it for a queue that was
+// taken from meanwhile.
+type stall struct {
+	clk     clock.Clock
+	d       time.Duration
+	t       clock.Timer
+	expired chan struct{}
+}
+
+func startStall(clk clock.Clock, d time.Duration) *stall {
+	st := &stall{clk: clk, d: d}
+	st.renew()
+	return st
+}
+
+// renew restarts the deadline, d from now.
+func (st *stall) renew() {
+	if st.t != nil {
+		st.t.Stop()
+	}
+	expired := make(chan struct{})
+	st.expired = expired
+	st.t = st.clk.AfterFunc(st.d, func() { close(expired) })
+}
+
+func (st *stall) stop() { st.t.Stop() }
+
+// pushWithin puts f on the emit queue, waiting while the queue is full for
+// the writer to take from it: a peer that reads has its queue taken whole
+// within moments, so a burst from another peer is paced by its reading
+// instead of closing it (§9: the emit lane never drops). At the stall's
+// expiry a queue taken from since mark (the count of takes when the wait
+// began) belongs to a peer still reading, and the wait is renewed; one
+// never taken from belongs to a peer that stopped reading, closed
+// WT_PEER_TOO_SLOW.
+func (s *session) pushWithin(f *frame, st *stall, mark uint64) error {
+	for {
+		switch s.q.push(f) {
+		case pushed:
+			return nil
+		case pushClosed:
+			f.release()
+			return s.closedError()
+		}
+		// waitAbove is nil when room appeared or the queue shut down
+		// since the push: the next push tells which.
+		drained := s.q.waitAbove(EmitQueueFrames - 1)
+		if drained == nil {
+			continue
+		}
+		select {
+		case <-drained:
+		case <-st.expired:
+			if n := s.q.taken(); n != mark {
+				mark = n
+				st.renew()
+				continue
+			}
+			return s.enqueue(f) // closes WT_PEER_TOO_SLOW, or reports the end
+		}
+	}
+}
+
+// enqueue puts a frame on the emit queue without waiting, or closes the
+// session WT_PEER_TOO_SLOW when it is full: the emit lane never drops (§9).
+// It is for senders that cannot wait (a lock held, the adapter's
+// delivery); the others push back (pushWithin).
 func (s *session) enqueue(f *frame) error {
 	switch s.q.push(f) {
 	case pushed:
 		return nil
 	case pushFull:
 		f.release()
-		s.closeWith(wire.ClosePeerTooSlow, fmt.Sprintf("emit queue exceeded %d frames (§9)", EmitQueueFrames))
+		s.closeWith(wire.ClosePeerTooSlow, fmt.Sprintf("emit queue exceeded %d frames and the peer did not read them within %d ms (§9)", EmitQueueFrames, s.opts.EmitStallTimeout.Milliseconds()))
 		return Errorf(wire.PeerTooSlow, "the emit queue held %d frames; the session was closed (§9)", EmitQueueFrames)
 	default:
 		f.release()
@@ -469,6 +551,7 @@ func (s *session) readLoop() {
 		return // the session ended; a peer that never opens it meets the deadline
 	}
 	r := wire.NewReader(rs)
+	r.Only(wire.EmitStreamTypes, "the emit stream")
 	f, err := r.Next()
 	if err != nil {
 		s.readFailed(err)

@@ -152,3 +152,19 @@ func TestErrorTextNeverPrintsQueryStrings(t *testing.T) {
 		t.Errorf("a question mark outside a URL was cut: %s", got)
 	}
 }
+
+// Log lines quote request lines, whose paths carry queries too.
+func TestRedactQueries(t *testing.T) {
+	for in, want := range map[string]string{
+		`bogus greeting "GET /conformance?token=s"`: `bogus greeting "GET /conformance?…"`,
+		"GET /a?x=1&y=2 HTTP/1.1":                   "GET /a?… HTTP/1.1",
+		"wss://h:1/p?t=1 and /q?u=2":                "wss://h:1/p?… and /q?…",
+		"what? no query, must match ?x":             "what? no query, must match ?x",
+		"trailing /p?":                              "trailing /p?",
+		"no mark":                                   "no mark",
+	} {
+		if got := RedactQueries(in); got != want {
+			t.Errorf("RedactQueries(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

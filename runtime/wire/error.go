@@ -46,7 +46,7 @@ func (e *Error) Error() string {
 		b.WriteString(e.Remedy)
 		b.WriteString(")")
 	}
-	return redactQueries(b.String())
+	return RedactQueries(b.String())
 }
 
 // Unwrap returns the cause.
@@ -69,24 +69,31 @@ func CodeOf(err error) Code {
 	return ""
 }
 
-// redactQueries removes the query of every URL in s ("scheme://...?q"
-// becomes "scheme://...?…"). A URL ends at white space or a quote.
-func redactQueries(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "?") {
+// RedactQueries removes every query string from s: the query of a URL
+// ("scheme://...?q") or of a path ("/p?q", as a request line quotes it)
+// becomes "?…". A token ends at white space or a quote; a '?' elsewhere ("a
+// question?", "must match ?x") is kept. Error texts and every log line of
+// the runtime go through it, since query strings carry tokens (§4.3).
+func RedactQueries(s string) string {
+	const delims = " \t\r\n\"'`"
+	if !strings.Contains(s, "?") {
 		return s
 	}
 	var b strings.Builder
 	for {
-		i := strings.Index(s, "://")
-		if i < 0 {
+		q := strings.IndexByte(s, '?')
+		if q < 0 {
 			break
 		}
-		end := i + strings.IndexAny(s[i:]+" ", " \t\r\n\"'`")
-		url := s[:end]
-		if q := strings.IndexByte(url[i:], '?'); q >= 0 {
-			url = url[:i+q] + "?…"
+		start := strings.LastIndexAny(s[:q], delims) + 1
+		end := q + 1 + strings.IndexAny(s[q+1:]+" ", delims)
+		token := s[start:q]
+		if end > q+1 && (strings.HasPrefix(token, "/") || strings.Contains(token, "://")) {
+			b.WriteString(s[:q])
+			b.WriteString("?…")
+		} else {
+			b.WriteString(s[:end])
 		}
-		b.WriteString(url)
 		s = s[end:]
 	}
 	b.WriteString(s)

@@ -75,6 +75,27 @@ func (t FrameType) hasEventID() bool {
 	return t == FrameEmit || t == FrameCallRequest
 }
 
+// Types is a set of frame types: the ones valid on one kind of stream
+// (§5.2), which a Reader checks on the header, before buffering a payload.
+type Types uint16
+
+// TypesOf returns the set of the given types.
+func TypesOf(ts ...FrameType) Types {
+	var s Types
+	for _, t := range ts {
+		s |= 1 << t
+	}
+	return s
+}
+
+// Has reports whether t is in the set.
+func (s Types) Has(t FrameType) bool { return t.Known() && s&(1<<t) != 0 }
+
+// EmitStreamTypes are the types valid on an emit stream (§5.2): frame 0 and
+// server-to-client or WebSocket-only types included, which the session
+// judges by role and mapping; the call frames are not among them.
+var EmitStreamTypes = TypesOf(FrameHandshake, FrameEmit, FrameJoin, FrameLeave, FrameDatagram)
+
 // Codec is the codec byte of a frame or datagram (§5.3).
 type Codec uint8
 

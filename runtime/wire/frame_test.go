@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -449,5 +450,35 @@ func (stuck) Read([]byte) (int, error) { return 0, nil }
 func TestReaderGivesUpOnAStreamThatNeverProgresses(t *testing.T) {
 	if _, err := NewReader(stuck{}).Next(); err != io.ErrNoProgress {
 		t.Fatalf("got %v, want io.ErrNoProgress", err)
+	}
+}
+
+// §5.1, §5.2: a type the stream does not carry is refused on its header,
+// before its payload is buffered: a call frame's header announcing the
+// 16 MiB cap on an emit stream, followed by an endless payload, is a
+// protocol error naming the type and the stream at once.
+func TestSpec5_2_TypeInvalidOnTheStreamIsRefusedOnTheHeader(t *testing.T) {
+	for _, ft := range []FrameType{FrameCallRequest, FrameCallResponse, FrameCallError, FrameCallCredit} {
+		h := header(uint32(8+ft.MaxPayload()), ft, CodecJSON, 0, validID(ft))
+		var src *countingReader
+		var err error
+		allocated := bytesAllocated(func() {
+			src = &countingReader{r: io.MultiReader(bytes.NewReader(h), zeros{})}
+			r := NewReader(src)
+			r.Only(EmitStreamTypes, "the emit stream")
+			_, err = r.Next()
+		})
+		var e *Error
+		if !errors.As(err, &e) || e.Code != ProtocolError || !strings.Contains(e.Message, ft.String()+" frame on the emit stream") {
+			t.Errorf("%s: got %v, want WT_PROTOCOL_ERROR naming it and the emit stream", ft, err)
+		}
+		if src.n > readAhead || allocated > 2*readAhead {
+			t.Errorf("%s: read %d bytes and allocated %d before refusing", ft, src.n, allocated)
+		}
+	}
+	for _, ft := range []FrameType{FrameHandshake, FrameEmit, FrameJoin, FrameLeave, FrameDatagram} {
+		if !EmitStreamTypes.Has(ft) {
+			t.Errorf("%s is valid on the emit stream (§5.2)", ft)
+		}
 	}
 }

@@ -41,6 +41,10 @@ type Reader struct {
 	big        []byte // payloads larger than the read-ahead buffer
 	small      int    // frames in a row that fit in retainCap while big is larger
 	err        error  // sticky: after a decode or read error the framing is lost
+	// valid, when not 0, are the types this stream carries (§5.2), and
+	// stream names it in the error.
+	valid  Types
+	stream string
 }
 
 // NewReader returns a Reader of the frames on r.
@@ -48,15 +52,24 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: r}
 }
 
+// Only makes a type outside valid a protocol error on its header, before
+// its payload is buffered, naming stream ("the emit stream"): a type
+// invalid on the stream must not make the reader hold up to its cap first
+// (§5.1, §5.2).
+func (r *Reader) Only(valid Types, stream string) {
+	r.valid, r.stream = valid, stream
+}
+
 // Next reads one frame. Frame.Payload aliases a buffer that is reused: it is
 // valid until the next call to Next.
 //
 // The header is checked before any payload byte is buffered, in this order:
-// Length ≥ 9 (§5.1), a known type (§5.2), the type's payload cap (§5.1,
+// Length ≥ 9 (§5.1), a known type (§5.2), a type valid on the stream when
+// Only was called (§5.2), the type's payload cap (§5.1,
 // WT_PAYLOAD_TOO_LARGE), reserved bits zero (§5.1), a known codec (§5.3,
 // WT_UNSUPPORTED_CODEC), codec 0x01 on control frames (§5.3), and the event
 // id rule of §5.4. Every decode error is an *Error (WT_PROTOCOL_ERROR unless
-// said otherwise). Which frame may appear on which stream is the caller's
+// said otherwise). Which frame may appear where beyond Only is the caller's
 // concern.
 //
 // Next returns io.EOF only when the stream ends cleanly between frames,
@@ -95,6 +108,9 @@ func (r *Reader) next() (Frame, error) {
 	n := int(length) - 8
 	if !t.Known() {
 		return Frame{}, Errorf(ProtocolError, "reserved frame %s (§5.2)", t)
+	}
+	if r.valid != 0 && !r.valid.Has(t) {
+		return Frame{}, Errorf(ProtocolError, "%s frame on %s (§5.2)", t, r.stream)
 	}
 	if n > t.MaxPayload() {
 		return Frame{}, Errorf(PayloadTooLarge, "%s frame length %d exceeds the %d-byte payload cap (§5.1)", t, length, t.MaxPayload())

@@ -111,6 +111,25 @@ var sessionCases = []sessionCase{
 	{"Spec5_2_CallRequestOnEmitStream", onBoth,
 		[][]byte{goodHandshake, frame(wire.FrameCallRequest, wire.CodecJSON, conformancetest.Echo, text("x"))},
 		nil, wire.CloseProtocolError, []string{"CALL_REQUEST"}},
+	// A call frame's header on the emit stream closes the session on the
+	// header, before a payload byte is buffered (§5.1, §5.2): each
+	// announces the 16 MiB call cap and sends a little of it, in two
+	// messages on the WebSocket, so only the header can have been judged.
+	{"Spec5_2_CallRequestHeaderOnEmitStream", onBoth,
+		[][]byte{goodHandshake, header(wire.FrameCallRequest, wire.CodecJSON, conformancetest.Echo, wire.MaxCallPayload), []byte(`{"text":"`), make([]byte, 1000)},
+		nil, wire.CloseProtocolError, []string{"CALL_REQUEST", "emit stream"}},
+	{"Spec5_2_CallResponseHeaderOnEmitStream", onBoth,
+		[][]byte{goodHandshake, header(wire.FrameCallResponse, wire.CodecJSON, 0, wire.MaxCallPayload), make([]byte, 1000)},
+		nil, wire.CloseProtocolError, []string{"CALL_RESPONSE", "emit stream"}},
+	{"Spec5_2_CallErrorHeaderOnEmitStream", onBoth,
+		[][]byte{goodHandshake, header(wire.FrameCallError, wire.CodecJSON, 0, wire.MaxCallPayload), make([]byte, 1000)},
+		nil, wire.CloseProtocolError, []string{"CALL_ERROR", "emit stream"}},
+	{"Spec5_2_CallCreditHeaderOnEmitStream", onBoth,
+		[][]byte{goodHandshake, header(wire.FrameCallCredit, wire.CodecJSON, 0, wire.MaxPayload), make([]byte, 1000)},
+		nil, wire.CloseProtocolError, []string{"CALL_CREDIT", "emit stream"}},
+	{"Spec3_1_FrameZeroCallRequestHeader", onBoth,
+		[][]byte{header(wire.FrameCallRequest, wire.CodecJSON, conformancetest.Echo, wire.MaxCallPayload), make([]byte, 1000)},
+		nil, wire.CloseProtocolError, []string{"CALL_REQUEST"}},
 	{"Spec5_2_SecondHandshake", onBoth,
 		[][]byte{goodHandshake, goodHandshake},
 		nil, wire.CloseProtocolError, []string{"HANDSHAKE"}},

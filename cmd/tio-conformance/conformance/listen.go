@@ -155,7 +155,11 @@ func (l *Listener) listenPlain(cfg Config) error {
 		OriginPatterns: anyOrigin,
 		Logger:         cfg.Logger,
 	}
-	l.plain = &http.Server{Handler: l.ws, ReadHeaderTimeout: 10 * time.Second}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l.plain = &http.Server{Handler: l.ws, ReadHeaderTimeout: 10 * time.Second, ErrorLog: transport.HTTPErrorLog(logger)}
 	go func() { _ = l.plain.Serve(ln) }()
 	tcp := ln.Addr().String()
 	l.ready = Ready{TCP: tcp, WS: "ws://" + tcp + Path}

@@ -65,7 +65,7 @@ func TestPeerHeldBackWhileEngineDoesNotRead(t *testing.T) {
 	}
 	// This side not reading is not the peer's silence (§3.3 idle deadline).
 	clk.Advance(2 * DefaultIdleTimeout)
-	waitFor(t, "the idle timer to rearm", func() bool { return clk.Pending() == 2 })
+	waitFor(t, "the liveness timers (keepalive, idle, message) to rearm", func() bool { return clk.Pending() == 3 })
 	if c.endedErr() != nil {
 		t.Fatalf("closed %+v while the peer was held back", c.CloseInfo())
 	}

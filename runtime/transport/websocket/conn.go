@@ -53,6 +53,12 @@ type conn struct {
 	readMu  sync.Mutex
 	msg     io.Reader // the message being read; nil between messages
 	msgSize int64     // the bytes read of msg
+	// msgOpen is set while a message has begun and not ended; msgBegan is
+	// when it began, moved on by the time this side did not read it, and
+	// pausedAt when the last Read left it open (see messageDue).
+	msgOpen  atomic.Bool
+	msgBegan atomic.Int64
+	pausedAt atomic.Int64
 
 	// writeMu serialises this side's messages; the keepalive only tries it,
 	// since a write in progress is itself something sent.
@@ -63,6 +69,7 @@ type conn struct {
 	info      transport.CloseInfo
 	keepalive clock.Timer
 	idle      clock.Timer
+	message   clock.Timer
 
 	done     chan struct{} // the session ended
 	finished chan struct{} // the socket is closed and the discarding reader returned
@@ -91,6 +98,7 @@ func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
 	c.mu.Lock()
 	c.keepalive = c.clk.AfterFunc(opts.KeepaliveInterval, c.keepaliveDue)
 	c.idle = c.clk.AfterFunc(opts.IdleTimeout, c.idleDue)
+	c.message = c.clk.AfterFunc(opts.MessageTimeout, c.messageDue)
 	c.mu.Unlock()
 	return c
 }
@@ -170,6 +178,7 @@ func (c *conn) end(info transport.CloseInfo) bool {
 	c.info = info
 	c.keepalive.Stop()
 	c.idle.Stop()
+	c.message.Stop()
 	close(c.done)
 	c.mu.Unlock()
 	return true
@@ -307,6 +316,33 @@ func (c *conn) idleDue() {
 	c.rearm(&c.idle, timeout-quiet)
 }
 
+// messageDue closes the session WT_PROTOCOL_ERROR once a message has been
+// arriving for MessageTimeout without ending: a message under the size cap
+// dribbled on for ever keeps the idle deadline satisfied, so it gets a
+// deadline of its own. As for the idle deadline, time this side spends not
+// reading does not count: the peer's bytes wait in TCP then, through no
+// fault of the peer's. The timer checks at most once per MessageTimeout,
+// so Reads touch only atomics.
+func (c *conn) messageDue() {
+	timeout := c.opts.MessageTimeout
+	next := timeout
+	if c.msgOpen.Load() {
+		reading := c.reading.Load()
+		began := c.msgBegan.Load()
+		if reading {
+			elapsed := time.Duration(c.since() - began)
+			if elapsed >= timeout {
+				_ = c.Close(wire.CloseProtocolError, fmt.Sprintf("a WebSocket message did not arrive whole within %d ms", timeout.Milliseconds()))
+				return
+			}
+			next = timeout - elapsed
+		} else if left := timeout - time.Duration(c.pausedAt.Load()-began); left > 0 && left < timeout {
+			next = left // the least it can still take once reading resumes
+		}
+	}
+	c.rearm(&c.message, next)
+}
+
 // rearm resets a liveness timer unless the session ended.
 func (c *conn) rearm(t *clock.Timer, d time.Duration) {
 	c.mu.Lock()
@@ -355,7 +391,15 @@ func (c *conn) nextMessage() error {
 		return c.endedErr()
 	}
 	c.msg, c.msgSize = r, 0
+	c.msgBegan.Store(c.since())
+	c.msgOpen.Store(true)
 	return nil
+}
+
+// endMessage marks the message read whole; readMu is held.
+func (c *conn) endMessage() {
+	c.msg = nil
+	c.msgOpen.Store(false)
 }
 
 // discardStopped keeps reading the socket after the engine stopped the
@@ -373,7 +417,7 @@ func (c *conn) discardStopped() {
 			}
 		}
 		_, err := io.Copy(io.Discard, c.msg)
-		c.msg = nil
+		c.endMessage()
 		if err != nil {
 			c.readFailed(err)
 			return
@@ -451,8 +495,14 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 	}
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
+	if c.msg != nil {
+		// The time since the last Read left this message was not spent
+		// reading it (see messageDue); moved before reading is set, so
+		// the timer never counts the pause as reading.
+		c.msgBegan.Add(c.since() - c.pausedAt.Load())
+	}
 	c.listen()
-	defer c.reading.Store(false)
+	defer c.pause()
 	limit := c.opts.MaxMessageSize
 	for {
 		if err := c.readErr(); err != nil {
@@ -480,15 +530,23 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 		}
 		switch {
 		case err == io.EOF:
-			c.msg = nil
+			c.endMessage()
 		case err != nil:
-			c.msg = nil
+			c.endMessage()
 			return 0, c.readFailed(err)
 		}
 		if n > 0 {
 			return n, nil
 		}
 	}
+}
+
+// pause marks the socket no longer read; readMu is held.
+func (c *conn) pause() {
+	if c.msg != nil {
+		c.pausedAt.Store(c.since())
+	}
+	c.reading.Store(false)
 }
 
 // Stop stops reading: later Reads fail with a *transport.StreamError (a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -449,7 +450,7 @@ func TestSpec3_3_KeepaliveAfterSilence(t *testing.T) {
 	advance := func(d time.Duration) {
 		t.Helper()
 		clk.Advance(d)
-		waitFor(t, "the liveness timers to rearm", func() bool { return clk.Pending() == 2 })
+		waitFor(t, "the liveness timers (keepalive, idle, message) to rearm", func() bool { return clk.Pending() == 3 })
 	}
 	// expect reads the peer's next message. A marker written after the
 	// timers settled shows that no keepalive came before it.
@@ -498,7 +499,7 @@ func TestSpec3_3_IdleTimeoutAfterSilence(t *testing.T) {
 	c := srv.session(t).(*conn)
 	settle := func() {
 		t.Helper()
-		waitFor(t, "the liveness timers to rearm", func() bool { return clk.Pending() == 2 || c.endedErr() != nil })
+		waitFor(t, "the liveness timers (keepalive, idle, message) to rearm", func() bool { return clk.Pending() == 3 || c.endedErr() != nil })
 	}
 	// receive sends a message from the peer and waits until the reader
 	// took it in.
@@ -595,4 +596,102 @@ func closeAndDrop(t *testing.T, clk *clock.Fake, c transport.Conn) {
 	waitFor(t, "the close grace timer", func() bool { return clk.Pending() == 1 })
 	clk.Advance(DefaultCloseGrace)
 	waitFinished(t, c)
+}
+
+// A message that never ends, dribbled under the size cap, keeps the idle
+// deadline satisfied; it must arrive whole within MessageTimeout of the
+// time this side spends reading it, or the session closes WT_PROTOCOL_ERROR
+// (4004 on the wire, §3.3). Time the engine does not read is not counted.
+func TestSpec3_3_MessageMustArriveWholeWithinItsDeadline(t *testing.T) {
+	leakcheck.Check(t, leakGrace)
+	clk := clock.NewFake()
+	srv := startServer(t, &Handler{Options: Options{Clock: clk, KeepaliveInterval: time.Hour, IdleTimeout: time.Hour}})
+	ws := rawDial(t, srv.url)
+	c := srv.session(t).(*conn)
+	rs, _ := c.AcceptEmit(context.Background())
+	w, err := ws.Writer(context.Background(), cws.MessageBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Frames that fill coder/websocket's write buffer go out; the message
+	// never gets its final frame.
+	dribble := func() {
+		t.Helper()
+		if _, err := w.Write(make([]byte, 8<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dribble()
+	readN(t, rs, 100)
+	if !c.msgOpen.Load() {
+		t.Fatal("the message's first bytes were read but it is not open")
+	}
+	// An hour of not reading is not the peer's fault.
+	waitFor(t, "the reader to pause", func() bool { return !c.reading.Load() })
+	clk.Advance(time.Hour)
+	if c.endedErr() != nil {
+		t.Fatalf("closed %+v while this side was not reading", c.CloseInfo())
+	}
+	var read atomic.Int64
+	go func() { // the engine reads on, as fast as bytes come
+		buf := make([]byte, 4096)
+		for {
+			n, err := rs.Read(buf)
+			if err != nil {
+				return
+			}
+			read.Add(int64(n))
+		}
+	}()
+	// blocked waits until the reader has taken every byte that arrived
+	// and waits in Read for more: the clock then runs on reading time.
+	blocked := func() {
+		t.Helper()
+		last, still := int64(-1), 0
+		waitFor(t, "the reader to wait for more", func() bool {
+			if n := read.Load(); n != last || !c.reading.Load() {
+				last, still = n, 0
+				return false
+			}
+			still++
+			return still >= 50
+		})
+	}
+	blocked()
+	clk.Advance(DefaultMessageTimeout / 2)
+	dribble() // progress does not extend the deadline: it is per message
+	blocked()
+	clk.Advance(DefaultMessageTimeout/2 - 10*time.Millisecond)
+	waitFor(t, "the liveness timers (keepalive, idle, message) to rearm", func() bool { return clk.Pending() == 3 })
+	if c.endedErr() != nil {
+		t.Fatalf("closed %+v before the message deadline", c.CloseInfo())
+	}
+	clk.Advance(10 * time.Millisecond)
+	waitDone(t, c)
+	if info := c.CloseInfo(); info.Code != wire.CloseProtocolError || !strings.Contains(info.Reason, "whole within 30000 ms") {
+		t.Fatalf("CloseInfo %+v, want WT_PROTOCOL_ERROR naming the message deadline", info)
+	}
+	closeAndDrop(t, clk, c)
+}
+
+// Messages that end reset the deadline: a stream of whole messages over a
+// longer time than MessageTimeout never meets it.
+func TestSpec3_3_WholeMessagesNeverMeetTheMessageDeadline(t *testing.T) {
+	leakcheck.Check(t, leakGrace)
+	clk := clock.NewFake()
+	srv := startServer(t, &Handler{Options: Options{Clock: clk, KeepaliveInterval: time.Hour, IdleTimeout: time.Hour, MessageTimeout: time.Second}})
+	ws := rawDial(t, srv.url)
+	c := srv.session(t).(*conn)
+	rs, _ := c.AcceptEmit(context.Background())
+	for i := range 10 {
+		if err := ws.Write(context.Background(), cws.MessageBinary, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		readN(t, rs, 1)
+		clk.Advance(600 * time.Millisecond)
+	}
+	if c.endedErr() != nil {
+		t.Fatalf("closed %+v though every message arrived whole", c.CloseInfo())
+	}
+	closeAndDrop(t, clk, c)
 }

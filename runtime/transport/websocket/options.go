@@ -28,6 +28,12 @@ const (
 	// the closing handshake take before it drops the TCP connection. The
 	// session is closed at once either way (§3.3).
 	DefaultCloseGrace = time.Second
+	// DefaultMessageTimeout is how long a message may take to arrive whole
+	// once it began, counting only time this side spends reading: a
+	// maximum-size message (1 MiB frame) at 35 KiB/s. A peer that starts a
+	// message and dribbles it on for ever would otherwise hold the session
+	// while the idle deadline sees it as alive.
+	DefaultMessageTimeout = 30 * time.Second
 
 	// maxSendMessage is the largest message this side sends: one
 	// maximum-size frame. A longer Write is sent as several messages,
@@ -54,6 +60,11 @@ type Options struct {
 	// be written and answered before the TCP connection is dropped.
 	// 0 means DefaultCloseGrace.
 	CloseGrace time.Duration
+	// MessageTimeout is how long a message may take to arrive whole once
+	// its first bytes arrived, counting only time this side spends reading
+	// it; later, the session closes WT_PROTOCOL_ERROR. 0 means
+	// DefaultMessageTimeout.
+	MessageTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -69,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CloseGrace <= 0 {
 		o.CloseGrace = DefaultCloseGrace
+	}
+	if o.MessageTimeout <= 0 {
+		o.MessageTimeout = DefaultMessageTimeout
 	}
 	return o
 }

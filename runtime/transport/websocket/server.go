@@ -204,10 +204,11 @@ func (h *Handler) untrack(c *conn) {
 }
 
 func (h *Handler) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
+	l := h.Logger
+	if l == nil {
+		l = slog.Default()
 	}
-	return slog.Default()
+	return slog.New(transport.QuietQueries(l.Handler()))
 }
 
 // Shutdown stops accepting sessions (later requests get 503), closes every

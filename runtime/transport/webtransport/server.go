@@ -210,6 +210,7 @@ func Listen(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.log = slog.New(transport.QuietQueries(s.log.Handler()))
 
 	s.ports, err = bindPorts(host, port)
 	if err != nil {
@@ -233,6 +234,8 @@ func Listen(opts Options) (*Server, error) {
 				}
 				h3site.ServeHTTP(w, r)
 			}),
+			// A handler's panic that HTTP/3 recovers is logged here.
+			Logger: s.log,
 			ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 				return context.WithValue(ctx, quicConnKey{}, c)
 			},
@@ -264,7 +267,7 @@ func Listen(opts Options) (*Server, error) {
 		TLSConfig:         httpsTLS,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog:          transport.HTTPErrorLog(s.log),
 	}
 
 	s.serving.Add(2)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -380,4 +381,46 @@ func TestListenValidatesOptions(t *testing.T) {
 			t.Errorf("%s: Listen succeeded", name)
 		}
 	}
+}
+
+// A handler's panic that net/http recovers is logged at Error, visible at
+// the default level, with no query string in the line.
+func TestHandlerPanicIsLoggedAtDefaultLevel(t *testing.T) {
+	var out lockedBuffer
+	h := startServer(t, Options{
+		Logger: slog.New(slog.NewTextHandler(&out, nil)),
+		TCPHandler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			panic("handler bug 7f3a")
+		}),
+	})
+	if rsp, err := httpsClient(h.cert).Get("https://" + h.srv.TCPAddr().String() + "/other?token=s3cr3t"); err == nil {
+		rsp.Body.Close()
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "handler bug 7f3a") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	logged := out.String()
+	if !strings.Contains(logged, "level=ERROR") || !strings.Contains(logged, "panic serving") {
+		t.Fatalf("the recovered panic was not logged at Error:\n%s", logged)
+	}
+	if strings.Contains(logged, "s3cr3t") {
+		t.Fatalf("the log carries the query string:\n%s", logged)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
