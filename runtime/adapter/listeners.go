@@ -11,7 +11,7 @@ import (
 // progress, so once it returns the callback is not running and is not called
 // again. The zero value is empty and ready to use.
 type Listeners[T any] struct {
-	mu   sync.Mutex                    // serialises replacements of list
+	mu   sync.Mutex                     // serialises replacements of list
 	list atomic.Pointer[[]*listener[T]] // replaced, never changed
 }
 
