@@ -284,6 +284,9 @@ func (a *Adapter) HostOrdinal() uint16 { return a.lease.ordinal }
 // was sent).
 func (a *Adapter) Fenced() bool { return a.lease.fenced.Load() }
 
+// Connected reports whether the connection to NATS is up.
+func (a *Adapter) Connected() bool { return a.nc.IsConnected() }
+
 // Stats returns the adapter's counters.
 func (a *Adapter) Stats() Stats {
 	return Stats{
