@@ -115,6 +115,10 @@ func Listen(cfg Config) (*Listener, error) {
 		OnAdapterEvent: func(e adapter.Event) {
 			log.Warn("adapter", "event", e.Kind.String(), "room", e.Room, "node", e.Node, "err", e.Err)
 		},
+		// A say that could not reach the other hosts fails loudly here.
+		OnHandlerError: func(p *tio.Peer, event string, err error) {
+			log.Warn("handler", "event", event, "peer", p.ID(), "err", err)
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -177,6 +177,10 @@ type room struct {
 	readyErr error
 	// last is the dispatcher's: per sending node, the last sequence seen.
 	last map[string]uint64
+	// suspect is set when this host lost NATS while subscribed: broadcasts
+	// may have been lost then from senders it had not yet heard from, so
+	// one whose first sequence here is not 1 is reported as a Gap.
+	suspect bool
 }
 
 var _ adapter.Adapter = (*Adapter)(nil)
@@ -207,6 +211,7 @@ func New(ctx context.Context, opts Options) (*Adapter, error) {
 		natsgo.MaxPingsOutstanding(MaxPingsOutstanding),
 		natsgo.DisconnectErrHandler(func(_ *natsgo.Conn, err error) {
 			a.disconnects.Add(1)
+			a.suspectRooms()
 			a.events.Call(adapter.Event{Kind: adapter.Disconnected, Err: err})
 		}),
 		natsgo.ReconnectHandler(func(*natsgo.Conn) {
@@ -401,6 +406,15 @@ func (a *Adapter) Broadcast(ctx context.Context, m adapter.Message) error {
 	return nil
 }
 
+// suspectRooms marks every subscribed room: this host is losing NATS.
+func (a *Adapter) suspectRooms() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.rooms {
+		r.suspect = true
+	}
+}
+
 // Subscribe registers deliver for broadcasts from other hosts.
 func (a *Adapter) Subscribe(deliver func(adapter.Message)) (unsubscribe func()) {
 	a.mu.Lock()
@@ -455,11 +469,19 @@ func (a *Adapter) receive(msg *natsgo.Msg) {
 		return // never twice
 	}
 	r.last[e.node] = e.seq
+	suspect := r.suspect
 	a.mu.Unlock()
-	if prev != 0 && e.seq != prev+1 {
+	var lost error
+	switch {
+	case prev != 0 && e.seq != prev+1:
+		lost = fmt.Errorf("nats: %d broadcasts from host %q to room %q did not arrive", e.seq-prev-1, e.node, e.room)
+	case prev == 0 && suspect && e.seq != 1:
+		lost = fmt.Errorf("nats: broadcasts from host %q to room %q may have been lost while this host was disconnected "+
+			"(its first broadcast here is number %d)", e.node, e.room, e.seq)
+	}
+	if lost != nil {
 		a.gaps.Add(1)
-		a.events.Call(adapter.Event{Kind: adapter.Gap, Room: e.room, Node: e.node,
-			Err: fmt.Errorf("nats: %d broadcasts from host %q to room %q did not arrive", e.seq-prev-1, e.node, e.room)})
+		a.events.Call(adapter.Event{Kind: adapter.Gap, Room: e.room, Node: e.node, Err: lost})
 	}
 	a.delivered.Add(1)
 	a.subs.Call(adapter.Message{Room: e.room, Lane: e.lane, Frame: e.frame, Except: e.except, Origin: e.origin, Node: e.node})

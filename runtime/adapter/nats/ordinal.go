@@ -1,7 +1,10 @@
 package nats
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -83,7 +86,11 @@ func claimOrdinal(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyV
 	if err != nil {
 		return nil, err
 	}
-	l := &lease{js: js, kv: kv, value: []byte(nodeID), ttl: ttl, quar: quarantine}
+	// The value names this claim, not only the host: a renewal can then
+	// tell its own applied write from anyone else's.
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	l := &lease{js: js, kv: kv, value: []byte(nodeID + " " + hex.EncodeToString(nonce[:])), ttl: ttl, quar: quarantine}
 	for n := range adapter.MaxHostOrdinals {
 		if taken[n] {
 			continue
@@ -140,12 +147,24 @@ func isConflict(err error) bool {
 		api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// renew extends the lease by one TTL. A conflict means the key is no longer
-// this host's: the lease lapsed on the server.
+// renew extends the lease by one TTL. A conflict is either a renewal of
+// ours that the server applied while its answer was lost (a frozen server
+// reads what was sent before it froze): the key still holds this claim's
+// value, and the renewal is retried on its revision; or the key is no
+// longer ours, because the lease lapsed on the server.
 func (l *lease) renew(ctx context.Context) error {
 	sent := time.Now()
 	ack, err := l.js.Publish(ctx, l.subject, l.value,
 		jetstream.WithExpectLastSequencePerSubject(l.rev), jetstream.WithMsgTTL(l.ttl))
+	if isConflict(err) {
+		e, gerr := l.kv.Get(ctx, l.key)
+		if gerr != nil || e.Operation() != jetstream.KeyValuePut || !bytes.Equal(e.Value(), l.value) {
+			return err
+		}
+		l.rev = e.Revision()
+		ack, err = l.js.Publish(ctx, l.subject, l.value,
+			jetstream.WithExpectLastSequencePerSubject(l.rev), jetstream.WithMsgTTL(l.ttl))
+	}
 	if err != nil {
 		return err
 	}
@@ -171,7 +190,15 @@ func (l *lease) run(done <-chan struct{}, fence func(error)) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), l.fenceAt())
+		// One attempt waits at most a quarter TTL (a second at most): a
+		// request sent just before the connection dropped is never
+		// answered, and the retry on the new connection must not wait
+		// for it until the fence.
+		deadline := time.Now().Add(min(l.ttl/4, time.Second))
+		if f := l.fenceAt(); f.Before(deadline) {
+			deadline = f
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		err := l.renew(ctx)
 		cancel()
 		switch {

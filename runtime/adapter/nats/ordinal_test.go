@@ -268,7 +268,7 @@ func TestHungServerDetected(t *testing.T) {
 // §5.1: a server whose max_payload cannot carry a maximal frame with its
 // envelope is refused at start, saying what to change.
 func TestSmallMaxPayloadRefused(t *testing.T) {
-	srv, err := natstest.New(t.TempDir(), 1<<20)
+	srv, err := natstest.New(t.TempDir(), -1, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,5 +276,41 @@ func TestSmallMaxPayloadRefused(t *testing.T) {
 	_, err = New(context.Background(), Options{URL: srv.URL()})
 	if err == nil || !strings.Contains(err.Error(), "max_payload is 1048576") || !strings.Contains(err.Error(), "2MB") {
 		t.Fatalf("server with max_payload 1 MiB: err = %v", err)
+	}
+}
+
+// A renewal the server applied but whose answer was lost (the server froze
+// with it in its socket) leaves the key a revision ahead: the next renewal
+// adopts it instead of fencing a host that holds its lease.
+func TestSpec7_3_RenewalWithLostAnswerIsAdopted(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, err := natsgo.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	kv, err := openBucket(ctx, js, "lost_ordinals", adapter.OrdinalQuarantine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := claimOrdinal(ctx, js, kv, "host", time.Minute, adapter.OrdinalQuarantine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The applied renewal the lease never heard about.
+	if _, err := js.Publish(ctx, l.subject, l.value, jetstream.WithExpectLastSequencePerSubject(l.rev), jetstream.WithMsgTTL(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.renew(ctx); err != nil {
+		t.Fatalf("renewal after an applied renewal with a lost answer: %v", err)
+	}
+	// Another writer's value is not adopted: that is a lost lease.
+	if _, err := js.Publish(ctx, l.subject, []byte("someone else"), jetstream.WithExpectLastSequencePerSubject(l.rev)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.renew(ctx); !isConflict(err) {
+		t.Fatalf("renewal over another writer's value: %v, want a conflict", err)
 	}
 }

@@ -29,7 +29,7 @@ type Server struct {
 // under a fresh temporary directory; the test's cleanup shuts it down.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := New(t.TempDir(), MaxPayload)
+	s, err := New(t.TempDir(), -1, MaxPayload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,11 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// New runs a server storing under dir with the given max_payload.
-func New(dir string, maxPayload int32) (*Server, error) {
+// New runs a server storing under dir on port of 127.0.0.1 (-1: a free
+// one) with the given max_payload.
+func New(dir string, port int, maxPayload int32) (*Server, error) {
 	s := &Server{opts: server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir,
+		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
 		MaxPayload: maxPayload, NoLog: true, NoSigs: true,
 	}}
 	if err := s.run(); err != nil {
