@@ -84,12 +84,17 @@ func (s *Server) Stop() {
 // Start brings a stopped server back on the same port and store.
 func (s *Server) Start(t testing.TB) {
 	t.Helper()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Restart is Start outside a test.
+func (s *Server) Restart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv != nil {
-		return
+		return nil
 	}
-	if err := s.run(); err != nil {
-		t.Fatal(err)
-	}
+	return s.run()
 }
