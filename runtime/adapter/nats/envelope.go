@@ -14,6 +14,9 @@ import (
 //	version  1 byte (envelopeVersion)
 //	lane     1 byte (0 reliable, 1 unreliable)
 //	origin   4 bytes, big-endian (§7.3; 0 when the server produced it)
+//	stream   8 bytes: names the sender's sequence in this room, random
+//	         when the sequence starts (a restarted host reusing its node
+//	         id, or a sequence the sender forgot, starts a new stream)
 //	seq      8 bytes, big-endian: the sender's sequence in this room
 //	node     uvarint length, bytes
 //	room     uvarint length, bytes (exact, whatever the subject)
@@ -22,7 +25,7 @@ import (
 const envelopeVersion = 1
 
 // envelopeFixed is the size of the fixed part of the header.
-const envelopeFixed = 1 + 1 + 4 + 8
+const envelopeFixed = 1 + 1 + 4 + 8 + 8
 
 // envelopeBudget is the room for node id, room name and except list that
 // a server's max_payload must leave beside a maximal frame.
@@ -35,6 +38,7 @@ const maxFrame = wire.HeaderLen + wire.MaxPayload
 type envelope struct {
 	lane   wire.Lane
 	origin uint32
+	stream uint64
 	seq    uint64
 	node   string
 	room   string
@@ -68,6 +72,7 @@ func appendEnvelope(b []byte, e *envelope) []byte {
 	}
 	b = append(b, envelopeVersion, lane)
 	b = binary.BigEndian.AppendUint32(b, e.origin)
+	b = binary.BigEndian.AppendUint64(b, e.stream)
 	b = binary.BigEndian.AppendUint64(b, e.seq)
 	b = appendString(b, e.node)
 	b = appendString(b, e.room)
@@ -99,7 +104,8 @@ func parseEnvelope(b []byte) (envelope, error) {
 		return e, errMalformed
 	}
 	e.origin = binary.BigEndian.Uint32(b[2:])
-	e.seq = binary.BigEndian.Uint64(b[6:])
+	e.stream = binary.BigEndian.Uint64(b[6:])
+	e.seq = binary.BigEndian.Uint64(b[14:])
 	rest := b[envelopeFixed:]
 	var ok bool
 	if e.node, rest, ok = readString(rest); !ok {

@@ -26,6 +26,7 @@ package nats
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -160,12 +161,26 @@ type Adapter struct {
 	rooms  map[string]*room
 	closed bool
 
-	pubMu sync.Mutex
-	seq   map[string]uint64 // per room: the sequence of this host's last broadcast
-	buf   []byte
+	pubMu   sync.Mutex
+	seq     map[string]*sequence // per room this host broadcast to
+	sweepAt int                  // len(seq) at which idle sequences are dropped
+	buf     []byte
 
 	published, publishFailed, delivered, gaps, malformed, slow, disconnects, reconnects atomic.Uint64
 }
+
+// sequence numbers this host's broadcasts to one room.
+type sequence struct {
+	stream, last uint64
+	used         time.Time
+}
+
+// Sequences idle this long are dropped (a later broadcast starts a new
+// stream), so a host broadcasting to ever new rooms keeps bounded state.
+const (
+	sequenceIdle  = time.Minute
+	minSweepRooms = 1024
+)
 
 // room is one subscribed room.
 type room struct {
@@ -175,13 +190,16 @@ type room struct {
 	// confirmation failed, readyErr).
 	ready    chan struct{}
 	readyErr error
-	// last is the dispatcher's: per sending node, the last sequence seen.
-	last map[string]uint64
+	// last is the dispatcher's: per sending node, the stream and last
+	// sequence seen.
+	last map[string]seen
 	// suspect is set when this host lost NATS while subscribed: broadcasts
 	// may have been lost then from senders it had not yet heard from, so
 	// one whose first sequence here is not 1 is reported as a Gap.
 	suspect bool
 }
+
+type seen struct{ stream, seq uint64 }
 
 var _ adapter.Adapter = (*Adapter)(nil)
 
@@ -195,11 +213,12 @@ func New(ctx context.Context, opts Options) (*Adapter, error) {
 		return nil, err
 	}
 	a := &Adapter{
-		opts:  opts,
-		msgs:  make(chan *natsgo.Msg, inboxSize),
-		done:  make(chan struct{}),
-		rooms: make(map[string]*room),
-		seq:   make(map[string]uint64),
+		opts:    opts,
+		msgs:    make(chan *natsgo.Msg, inboxSize),
+		done:    make(chan struct{}),
+		rooms:   make(map[string]*room),
+		seq:     make(map[string]*sequence),
+		sweepAt: minSweepRooms,
 	}
 	natsOpts := append(append([]natsgo.Option(nil), opts.NATS...),
 		natsgo.Name("tio "+opts.NodeID),
@@ -262,7 +281,7 @@ func (a *Adapter) start(ctx context.Context) error {
 		_ = a.lease.release(context.Background())
 		return fmt.Errorf("nats: subscribing: %w", err)
 	}
-	a.rooms[""] = &room{sub: sub, ready: closedChan, last: make(map[string]uint64)}
+	a.rooms[""] = &room{sub: sub, ready: closedChan, last: make(map[string]seen)}
 	return nil
 }
 
@@ -318,7 +337,7 @@ func (a *Adapter) Join(roomName, peerID string) error {
 			a.mu.Unlock()
 			return fmt.Errorf("nats: subscribing to room %q: %w", roomName, err)
 		}
-		r = &room{peers: make(map[string]struct{}), sub: sub, ready: make(chan struct{}), last: make(map[string]uint64)}
+		r = &room{peers: make(map[string]struct{}), sub: sub, ready: make(chan struct{}), last: make(map[string]seen)}
 		a.rooms[roomName] = r
 	}
 	r.peers[peerID] = struct{}{}
@@ -390,8 +409,7 @@ func (a *Adapter) Broadcast(ctx context.Context, m adapter.Message) error {
 	a.pubMu.Lock()
 	// The sequence advances even when the publish fails: the other hosts
 	// missed this broadcast, and the skipped number is how they learn it.
-	a.seq[m.Room]++
-	e.seq = a.seq[m.Room]
+	e.stream, e.seq = a.nextSeq(m.Room)
 	a.buf = appendEnvelope(a.buf[:0], &e)
 	err := a.nc.Publish(subject, a.buf) // copies a.buf before it returns
 	if cap(a.buf) > 64<<10 {
@@ -413,6 +431,29 @@ func (a *Adapter) suspectRooms() {
 	for _, r := range a.rooms {
 		r.suspect = true
 	}
+}
+
+// nextSeq numbers a broadcast to room; pubMu is held.
+func (a *Adapter) nextSeq(roomName string) (stream, seq uint64) {
+	now := time.Now()
+	q := a.seq[roomName]
+	if q == nil {
+		if len(a.seq) >= a.sweepAt {
+			for name, old := range a.seq {
+				if now.Sub(old.used) > sequenceIdle {
+					delete(a.seq, name)
+				}
+			}
+			a.sweepAt = max(minSweepRooms, 2*len(a.seq))
+		}
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		q = &sequence{stream: binary.BigEndian.Uint64(b[:])}
+		a.seq[roomName] = q
+	}
+	q.last++
+	q.used = now
+	return q.stream, q.last
 }
 
 // Subscribe registers deliver for broadcasts from other hosts.
@@ -463,12 +504,15 @@ func (a *Adapter) receive(msg *natsgo.Msg) {
 		a.mu.Unlock()
 		return
 	}
-	prev := r.last[e.node]
+	var prev uint64
+	if s := r.last[e.node]; s.stream == e.stream {
+		prev = s.seq // else a new stream: nothing of it seen yet
+	}
 	if prev != 0 && e.seq <= prev {
 		a.mu.Unlock()
 		return // never twice
 	}
-	r.last[e.node] = e.seq
+	r.last[e.node] = seen{e.stream, e.seq}
 	suspect := r.suspect
 	a.mu.Unlock()
 	var lost error

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/transport-io/tiogen/runtime/adapter"
 	"github.com/transport-io/tiogen/runtime/adapter/adaptertest"
 	"github.com/transport-io/tiogen/runtime/adapter/nats/natstest"
+	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 // newCluster joins nodes adapters to srv. The suite's cases run one after
@@ -55,4 +57,39 @@ func TestConformance(t *testing.T) {
 func TestOutages(t *testing.T) {
 	srv := natstest.Start(t)
 	adaptertest.RunOutages(t, newCluster(t, srv, Options{}), srv)
+}
+
+// A host restarted under the same node id starts a new sequence stream: its
+// broadcasts are delivered, not dropped as already seen.
+func TestRestartedHostWithSameNodeIDDelivered(t *testing.T) {
+	srv := natstest.Start(t)
+	o := Options{URL: srv.URL(), Prefix: "restart"}
+	o.NodeID = "receiver"
+	recv := mustNew(t, o)
+	if err := recv.Join("r", "p"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 16)
+	defer recv.Subscribe(func(m adapter.Message) { got <- string(m.Frame) })()
+	o.NodeID = "sender"
+	for life, frames := range [][]string{{"first life 1", "first life 2"}, {"second life"}} {
+		a, err := New(context.Background(), o) // the same id, a new process
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, frame := range frames {
+			if err := a.Broadcast(context.Background(), adapter.Message{Room: "r", Lane: wire.Reliable, Frame: []byte(frame)}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case m := <-got:
+				if m != frame {
+					t.Fatalf("received %q, want %q", m, frame)
+				}
+			case <-time.After(adaptertest.Arrival):
+				t.Fatalf("life %d: %q never arrived", life+1, frame)
+			}
+		}
+		a.Close()
+	}
 }
