@@ -1,6 +1,6 @@
 // Package adaptertest is the conformance suite every adapter.Adapter must
-// pass: the in-memory adapter runs it, and so does each cross-process
-// adapter (NATS next) against a real broker.
+// pass: the in-memory adapter runs Run, and each cross-process adapter
+// (runtime/adapter/nats) runs Run and RunOutages against a real broker.
 package adaptertest
 
 import (
@@ -574,6 +574,8 @@ func testOutage(t *testing.T, newCluster NewCluster, broker Broker) {
 	stopped = false
 	ev0.await(t, adapter.Reconnected, 0, Recover)
 	ev1.await(t, adapter.Reconnected, 0, Recover)
+	// A later member of the room joined during the outage joins cleanly.
+	join(t, nodes[1], "joined-during", "b3")
 	// Both subscriptions come back: the one held before the outage and the
 	// one made during it.
 	probe(t, nodes[0], "r", in1)

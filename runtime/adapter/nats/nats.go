@@ -352,14 +352,25 @@ func (a *Adapter) Join(roomName, peerID string) error {
 			r.readyErr = fmt.Errorf("%w: NATS did not confirm the subscription to room %q within %v: %v", adapter.ErrUnreachable, roomName, a.opts.JoinTimeout, err)
 		}
 		close(r.ready)
-	} else {
-		select {
-		case <-r.ready:
-		case <-time.After(a.opts.JoinTimeout):
-			return fmt.Errorf("%w: NATS did not confirm the subscription to room %q within %v", adapter.ErrUnreachable, roomName, a.opts.JoinTimeout)
-		}
+		return r.readyErr
 	}
-	return r.readyErr
+	select {
+	case <-r.ready:
+	case <-time.After(a.opts.JoinTimeout):
+		return fmt.Errorf("%w: NATS did not confirm the subscription to room %q within %v", adapter.ErrUnreachable, roomName, a.opts.JoinTimeout)
+	}
+	if r.readyErr == nil {
+		return nil
+	}
+	// The first join was not confirmed; a reconnection since restored the
+	// subscription, which a flush now confirms.
+	if !a.nc.IsConnected() {
+		return r.readyErr
+	}
+	if err := a.flush(); err != nil {
+		return fmt.Errorf("%w: NATS did not confirm the subscription to room %q within %v: %v", adapter.ErrUnreachable, roomName, a.opts.JoinTimeout, err)
+	}
+	return nil
 }
 
 // Leave unsubscribes from the room's subject once no local member is left.
