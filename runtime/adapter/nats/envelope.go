@@ -40,10 +40,13 @@ type envelope struct {
 	origin uint32
 	stream uint64
 	seq    uint64
-	node   string
+	node   string // sending
 	room   string
 	except []string
 	frame  []byte
+	// Received, node and room alias the message instead: a receiver looks
+	// them up without allocating.
+	nodeB, roomB []byte
 }
 
 var errMalformed = errors.New("nats: malformed envelope")
@@ -108,10 +111,10 @@ func parseEnvelope(b []byte) (envelope, error) {
 	e.seq = binary.BigEndian.Uint64(b[14:])
 	rest := b[envelopeFixed:]
 	var ok bool
-	if e.node, rest, ok = readString(rest); !ok {
+	if e.nodeB, rest, ok = readBytes(rest); !ok {
 		return e, errMalformed
 	}
-	if e.room, rest, ok = readString(rest); !ok {
+	if e.roomB, rest, ok = readBytes(rest); !ok {
 		return e, errMalformed
 	}
 	count, n := binary.Uvarint(rest)
@@ -136,10 +139,15 @@ func parseEnvelope(b []byte) (envelope, error) {
 	return e, nil
 }
 
-func readString(b []byte) (string, []byte, bool) {
+func readBytes(b []byte) ([]byte, []byte, bool) {
 	l, n := binary.Uvarint(b)
 	if n <= 0 || l > uint64(len(b)-n) {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return string(b[n : n+int(l)]), b[n+int(l):], true
+	return b[n : n+int(l)], b[n+int(l):], true
+}
+
+func readString(b []byte) (string, []byte, bool) {
+	s, rest, ok := readBytes(b)
+	return string(s), rest, ok
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func TestEnvelopeRoundTrip(t *testing.T) {
-	e := envelope{lane: wire.Unreliable, origin: 0x00400001, seq: 1<<40 + 3, node: "host-a", room: "lobby\x00.*>",
+	e := envelope{lane: wire.Unreliable, origin: 0x00400001, stream: 0xfeedface, seq: 1<<40 + 3, node: "host-a", room: "lobby\x00.*>",
 		except: []string{"p/1", "", strings.Repeat("x", 300)}, frame: []byte{1, 2, 3}}
 	b := appendEnvelope(nil, &e)
 	if len(b) != envelopeLen(&e) {
@@ -25,7 +25,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.lane != e.lane || got.origin != e.origin || got.seq != e.seq || got.node != e.node || got.room != e.room ||
+	if got.lane != e.lane || got.origin != e.origin || got.stream != e.stream || got.seq != e.seq || string(got.nodeB) != e.node || string(got.roomB) != e.room ||
 		!slices.Equal(got.except, e.except) || !bytes.Equal(got.frame, e.frame) {
 		t.Fatalf("round trip: %+v, want %+v", got, e)
 	}
@@ -46,6 +46,7 @@ func FuzzParseEnvelope(f *testing.F) {
 		if err != nil {
 			return
 		}
+		e.node, e.room = string(e.nodeB), string(e.roomB)
 		if again := appendEnvelope(nil, &e); !bytes.Equal(again, b) && len(again) > len(b) {
 			t.Fatalf("re-encoding grew the envelope: %d bytes from %d", len(again), len(b))
 		}

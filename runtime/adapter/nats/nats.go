@@ -171,6 +171,7 @@ type Adapter struct {
 
 // sequence numbers this host's broadcasts to one room.
 type sequence struct {
+	subject      string
 	stream, last uint64
 	used         time.Time
 }
@@ -184,6 +185,7 @@ const (
 
 // room is one subscribed room.
 type room struct {
+	name  string
 	peers map[string]struct{}
 	sub   *natsgo.Subscription
 	// ready is closed once the server confirmed the subscription (or the
@@ -199,7 +201,10 @@ type room struct {
 	suspect bool
 }
 
-type seen struct{ stream, seq uint64 }
+type seen struct {
+	node        string
+	stream, seq uint64
+}
 
 var _ adapter.Adapter = (*Adapter)(nil)
 
@@ -337,7 +342,7 @@ func (a *Adapter) Join(roomName, peerID string) error {
 			a.mu.Unlock()
 			return fmt.Errorf("nats: subscribing to room %q: %w", roomName, err)
 		}
-		r = &room{peers: make(map[string]struct{}), sub: sub, ready: make(chan struct{}), last: make(map[string]seen)}
+		r = &room{name: roomName, peers: make(map[string]struct{}), sub: sub, ready: make(chan struct{}), last: make(map[string]seen)}
 		a.rooms[roomName] = r
 	}
 	r.peers[peerID] = struct{}{}
@@ -416,11 +421,11 @@ func (a *Adapter) Broadcast(ctx context.Context, m adapter.Message) error {
 		return fmt.Errorf("nats: a broadcast of %d bytes (a %d-byte frame, its room name and except list) exceeds the NATS server's max_payload of %d bytes; "+
 			"shorten the except list or raise max_payload", n, len(m.Frame), a.maxPayload)
 	}
-	subject := roomSubject(a.opts.Prefix, m.Room)
 	a.pubMu.Lock()
 	// The sequence advances even when the publish fails: the other hosts
 	// missed this broadcast, and the skipped number is how they learn it.
-	e.stream, e.seq = a.nextSeq(m.Room)
+	var subject string
+	subject, e.stream, e.seq = a.nextSeq(m.Room)
 	a.buf = appendEnvelope(a.buf[:0], &e)
 	err := a.nc.Publish(subject, a.buf) // copies a.buf before it returns
 	if cap(a.buf) > 64<<10 {
@@ -445,7 +450,7 @@ func (a *Adapter) suspectRooms() {
 }
 
 // nextSeq numbers a broadcast to room; pubMu is held.
-func (a *Adapter) nextSeq(roomName string) (stream, seq uint64) {
+func (a *Adapter) nextSeq(roomName string) (subject string, stream, seq uint64) {
 	now := time.Now()
 	q := a.seq[roomName]
 	if q == nil {
@@ -459,12 +464,12 @@ func (a *Adapter) nextSeq(roomName string) (stream, seq uint64) {
 		}
 		var b [8]byte
 		_, _ = rand.Read(b[:])
-		q = &sequence{stream: binary.BigEndian.Uint64(b[:])}
+		q = &sequence{subject: roomSubject(a.opts.Prefix, roomName), stream: binary.BigEndian.Uint64(b[:])}
 		a.seq[roomName] = q
 	}
 	q.last++
 	q.used = now
-	return q.stream, q.last
+	return q.subject, q.stream, q.last
 }
 
 // Subscribe registers deliver for broadcasts from other hosts.
@@ -506,40 +511,45 @@ func (a *Adapter) receive(msg *natsgo.Msg) {
 		a.malformed.Add(1)
 		return
 	}
-	if e.node == a.opts.NodeID {
+	if string(e.nodeB) == a.opts.NodeID {
 		return // our own broadcast: the engine delivered it locally
 	}
 	a.mu.Lock()
-	r := a.rooms[e.room] // the exact name: a hashed subject's other rooms find nothing
+	r := a.rooms[string(e.roomB)] // the exact name: a hashed subject's other rooms find nothing
 	if r == nil {
 		a.mu.Unlock()
 		return
 	}
 	var prev uint64
-	if s := r.last[e.node]; s.stream == e.stream {
+	s, known := r.last[string(e.nodeB)]
+	if !known {
+		s.node = string(e.nodeB) // allocated once per sender and room
+	}
+	if s.stream == e.stream {
 		prev = s.seq // else a new stream: nothing of it seen yet
 	}
 	if prev != 0 && e.seq <= prev {
 		a.mu.Unlock()
 		return // never twice
 	}
-	r.last[e.node] = seen{e.stream, e.seq}
+	s.stream, s.seq = e.stream, e.seq
+	r.last[s.node] = s
 	suspect := r.suspect
 	a.mu.Unlock()
 	var lost error
 	switch {
 	case prev != 0 && e.seq != prev+1:
-		lost = fmt.Errorf("nats: %d broadcasts from host %q to room %q did not arrive", e.seq-prev-1, e.node, e.room)
+		lost = fmt.Errorf("nats: %d broadcasts from host %q to room %q did not arrive", e.seq-prev-1, s.node, r.name)
 	case prev == 0 && suspect && e.seq != 1:
 		lost = fmt.Errorf("nats: broadcasts from host %q to room %q may have been lost while this host was disconnected "+
-			"(its first broadcast here is number %d)", e.node, e.room, e.seq)
+			"(its first broadcast here is number %d)", s.node, r.name, e.seq)
 	}
 	if lost != nil {
 		a.gaps.Add(1)
-		a.events.Call(adapter.Event{Kind: adapter.Gap, Room: e.room, Node: e.node, Err: lost})
+		a.events.Call(adapter.Event{Kind: adapter.Gap, Room: r.name, Node: s.node, Err: lost})
 	}
 	a.delivered.Add(1)
-	a.subs.Call(adapter.Message{Room: e.room, Lane: e.lane, Frame: e.frame, Except: e.except, Origin: e.origin, Node: e.node})
+	a.subs.Call(adapter.Message{Room: r.name, Lane: e.lane, Frame: e.frame, Except: e.except, Origin: e.origin, Node: s.node})
 }
 
 // Close unsubscribes, releases the ordinal into quarantine (§7.3) and
