@@ -164,6 +164,9 @@ func TestSpec7_3_FencedHostClosesSessions(t *testing.T) {
 	srv.Stop()
 	wantClose(t, m.c.conn, wire.CloseNoError, "lost its host ordinal lease")
 	srv.Start(t)
+	if err := hosts[0].Room("arena").SendDatagram(evMove, []byte(`{"x":1}`)); wire.CodeOf(err) != SessionClosed {
+		t.Fatalf("a fenced host sent a datagram under its origin: %v", err)
+	}
 	_, sconn, _ := loopback.Pair(loopback.Options{})
 	wantCode(t, hosts[0].Serve(sconn, nil), SessionClosed)
 	wantClose(t, sconn, wire.CloseNoError, "lost its host ordinal lease")

@@ -99,6 +99,9 @@ func (r *Room) sendDatagram(event uint32, payload []byte, origin uint32, seq *da
 	if len(payload) == 0 {
 		return Errorf(wire.ProtocolError, "event '%s': a datagram payload cannot be empty (§7.2)", ev.Name)
 	}
+	if r.srv.fenced.Load() {
+		return errFenced // its origins may soon be another host's (§7.3)
+	}
 	b := wire.AppendDatagram(make([]byte, 0, wire.DatagramHeaderLen+len(payload)),
 		wire.Datagram{Codec: ev.Payload, EventID: ev.ID, Origin: origin, Seq: seq.Next(ev.ID), Payload: payload})
 	r.srv.encodes.Add(1)
