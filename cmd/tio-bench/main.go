@@ -68,6 +68,7 @@ var scenarios = []scenario{
 	{"wt-idle", "memory and goroutines per idle session vs raw webtransport-go", runWTIdle},
 	{"ws-emit", "WebSocket mapping emit throughput vs plain coder/websocket", runWSEmit},
 	{"ws-broadcast", "room broadcast to many WebSocket sessions: deliveries/s, p99", runWSBroadcast},
+	{"nats-broadcast", "cross-host broadcasts through the NATS adapter vs raw nats.go: p50/p99 at 10k/s, deliveries/s, host start, reconnect", runNATSBroadcast},
 }
 
 func main() {

@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	keyFile := fs.String("key", "", "PEM private key (without --dev)")
 	wsOnly := fs.Bool("ws-only", false, "serve only the WebSocket mapping, over plain ws:// without a certificate (WebTransport needs one)")
 	token := fs.String("authorize-token", "", "require ?token=<value>; other peers are refused with reason '"+conformance.RefusalReason+"'")
+	var bus natsFlags
+	bus.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := conformance.Config{Addr: *addr, Token: *token, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	var err error
 	modes := 0
 	for _, set := range []bool{*dev, *certFile != "" || *keyFile != "", *wsOnly} {
 		if set {
@@ -96,6 +99,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if cfg.Adapter, err = bus.adapter(ctx); err != nil {
+		fmt.Fprintf(stderr, "tio-conformance: %v\n", err)
+		return 1
+	}
+	if cfg.Adapter != nil {
+		defer cfg.Adapter.Close()
+		fmt.Fprintf(stderr, "joined NATS at %s as node %s, host ordinal %d\n", redactURL(bus.url), cfg.Adapter.NodeID(), cfg.Adapter.HostOrdinal())
+	}
 	srv, err := conformance.Listen(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tio-conformance: %v\n", err)

@@ -28,6 +28,57 @@ const MaxHostOrdinals = 1024
 // ErrClosed is returned by the methods of an Adapter after Close.
 var ErrClosed = errors.New("adapter: closed")
 
+// ErrUnreachable is wrapped by the error of a Broadcast that could not be
+// handed to the bus (it is unreachable, or this node is reconnecting): the
+// other nodes' members did not receive it, and they learn of the loss as a
+// Gap. Local delivery is the engine's and is unaffected.
+var ErrUnreachable = errors.New("adapter: the bus is unreachable")
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	// Disconnected: this node lost the bus. Broadcasts fail with
+	// ErrUnreachable and no remote broadcast arrives until Reconnected.
+	Disconnected EventKind = iota + 1
+	// Reconnected: the bus is back and every room subscription of this
+	// node is restored.
+	Reconnected
+	// Gap: broadcasts that Node published to Room did not arrive here (a
+	// publish failed during an outage, or the bus dropped them). This
+	// node's members of Room missed them; the engine closes their sessions
+	// so their clients reconnect and resync. Room "" means every member.
+	Gap
+	// Fenced: this node can no longer prove it holds its host ordinal
+	// (§7.3), so another host may soon be issued it. The engine stops
+	// issuing origins and closes every session; the adapter stays fenced
+	// until it is closed.
+	Fenced
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case Disconnected:
+		return "disconnected"
+	case Reconnected:
+		return "reconnected"
+	case Gap:
+		return "gap"
+	case Fenced:
+		return "fenced"
+	}
+	return "unknown"
+}
+
+// Event is what an adapter tells the engine about the bus.
+type Event struct {
+	Kind EventKind
+	// Room and Node name the room and the publishing node of a Gap.
+	Room, Node string
+	// Err is the cause, when there is one.
+	Err error
+}
+
 // Message is one broadcast crossing the adapter.
 type Message struct {
 	// Room is the room broadcast to. An empty Room reaches every other
@@ -59,11 +110,14 @@ type Adapter interface {
 	HostOrdinal() uint16
 
 	// Join records that a local peer is in a room, so that broadcasts to
-	// the room from other nodes reach this node.
+	// the room from other nodes reach this node: those published after
+	// Join returned nil. Join is bounded: while the bus is unreachable it
+	// keeps the membership (to be restored on reconnection) and returns an
+	// error wrapping ErrUnreachable within the adapter's timeout.
 	Join(room, peerID string) error
 	// Leave records that a local peer left a room. Once no local peer is
 	// in it, broadcasts to the room from other nodes stop reaching this
-	// node.
+	// node. Leave never waits for the bus.
 	Leave(room, peerID string) error
 
 	// Broadcast publishes m to the other nodes, with m.Node set to NodeID.
@@ -88,6 +142,12 @@ type Adapter interface {
 	// delivery: once it returns, deliver is not running and is not called
 	// again.
 	Subscribe(deliver func(Message)) (unsubscribe func())
+
+	// Events registers on for what the adapter reports about the bus
+	// (Disconnected, Reconnected, Gap, Fenced). on must not block and must
+	// not call stop or Close. Once stop returns, on is not running and is
+	// not called again. An adapter with no bus to lose never calls it.
+	Events(on func(Event)) (stop func())
 
 	// Close leaves the bus: delivery stops, the node's ordinal goes into
 	// quarantine, and every goroutine the adapter started has ended when

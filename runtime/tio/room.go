@@ -129,6 +129,9 @@ func (r *Room) sendDatagram(ctx context.Context, event uint32, payload []byte, o
 	if len(payload) == 0 {
 		return Errorf(wire.ProtocolError, "event '%s': a datagram payload cannot be empty (§7.2)", ev.Name)
 	}
+	if r.srv.fenced.Load() {
+		return errFenced // its origins may soon be another host's (§7.3)
+	}
 	b := wire.AppendDatagram(make([]byte, 0, wire.DatagramHeaderLen+len(payload)),
 		wire.Datagram{Codec: ev.Payload, EventID: ev.ID, Origin: origin, Seq: seq.Next(ev.ID), Payload: payload})
 	r.srv.encodes.Add(1)
@@ -199,5 +202,50 @@ func (srv *Server) remote(m adapter.Message) {
 				_ = p.queueDatagram(m.Frame)
 			}
 		}, nil, m.Except)
+	}
+}
+
+// Close reasons of sessions the server ends for the adapter.
+const (
+	fencedReason = "this host lost its host ordinal lease; reconnect to another host"
+	gapReason    = "broadcasts from another host to a room of this session were lost; reconnect to resync"
+)
+
+var errFenced = Errorf(wire.SessionClosed, "this host lost its host ordinal lease (§7.3) and accepts no session: restart it once NATS is reachable")
+
+// adapterEvent acts on what the adapter reports, then tells the
+// application:
+//   - Gap: this host's members of the room missed broadcasts another host
+//     made, and nothing can replay them, so their sessions are closed
+//     (WT_NO_ERROR, gapReason) and their clients reconnect and resync
+//     rather than run on silently diverged state. Room "" means every
+//     session.
+//   - Fenced: another host may soon be issued this host's ordinal (§7.3),
+//     so no origin is issued any more: every session is closed
+//     (WT_NO_ERROR, fencedReason) and new ones are refused.
+//   - Disconnected, Reconnected: nothing to do; local delivery goes on and
+//     failed broadcasts already returned their error.
+func (srv *Server) adapterEvent(e adapter.Event) {
+	switch e.Kind {
+	case adapter.Gap:
+		var lost []*Peer
+		srv.fanOut(e.Room, func(p *Peer) { lost = append(lost, p) }, nil, nil)
+		for _, p := range lost {
+			p.closeWith(wire.CloseNoError, gapReason)
+		}
+	case adapter.Fenced:
+		srv.fenced.Store(true)
+		srv.mu.RLock()
+		peers := make([]*Peer, 0, len(srv.peers))
+		for p := range srv.peers {
+			peers = append(peers, p)
+		}
+		srv.mu.RUnlock()
+		for _, p := range peers {
+			p.closeWith(wire.CloseNoError, fencedReason)
+		}
+	}
+	if h := srv.opts.OnAdapterEvent; h != nil {
+		h(e)
 	}
 }

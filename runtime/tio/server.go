@@ -52,6 +52,10 @@ type ServerOptions struct {
 	// OnHandlerError receives errors emit handlers return, other than
 	// WT_VALIDATION_FAILED, which is counted instead.
 	OnHandlerError func(p *Peer, event string, err error)
+	// OnAdapterEvent receives what the adapter reports (a lost or regained
+	// bus, lost broadcasts, a lost host ordinal) after the server acted on
+	// it: the place to log and alert. It must not block.
+	OnAdapterEvent func(adapter.Event)
 }
 
 // Server serves one contract: it runs a session per Conn (Serve), answers
@@ -63,7 +67,11 @@ type Server struct {
 	adapter  adapter.Adapter
 	ownsAdpt bool
 	unsub    func()
-	origins  *datagram.OriginAllocator
+	unevents func()
+	// fenced is set once the adapter can no longer vouch for this host's
+	// ordinal (§7.3): no origin is issued after it.
+	fenced  atomic.Bool
+	origins *datagram.OriginAllocator
 	// origin and seq stamp what the server sends as itself (§7.3).
 	origin uint32
 	seq    datagram.Sequencer
@@ -115,6 +123,7 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	srv.unsub = srv.adapter.Subscribe(srv.remote)
+	srv.unevents = srv.adapter.Events(srv.adapterEvent)
 	return srv, nil
 }
 
@@ -172,6 +181,10 @@ func (srv *Server) HandleStream(event uint32, h StreamHandler) {
 func (srv *Server) Serve(conn transport.Conn, data any) error {
 	p := &Peer{srv: srv, data: data, rooms: make(map[string]struct{})}
 	p.id = fmt.Sprintf("%s/%d", srv.adapter.NodeID(), srv.nextID.Add(1))
+	if srv.fenced.Load() {
+		_ = conn.Close(wire.CloseNoError, fencedReason)
+		return errFenced
+	}
 	// §7.3: the peer's origin is allocated at establishment, before any
 	// datagram; at exhaustion the session is refused, never wrapped.
 	origin, err := srv.origins.Allocate()
@@ -183,14 +196,20 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	p.origin = origin
 	p.session = newSession(roleServer, conn, srv.contract, srv.opts.Options, srv.hsFrame, p, srv.origin, &srv.seq)
 	srv.mu.Lock()
-	closed := srv.closed
-	if !closed {
+	// fenced is read under the lock that Fenced's closing takes, so a
+	// session either sees it here or is among those closed.
+	closed, fenced := srv.closed, srv.fenced.Load()
+	if !closed && !fenced {
 		srv.peers[p] = struct{}{}
 	}
 	srv.mu.Unlock()
 	if closed {
 		_ = conn.Close(wire.CloseNoError, "server closed")
 		return Errorf(wire.SessionClosed, "the server is closed")
+	}
+	if fenced {
+		_ = conn.Close(wire.CloseNoError, fencedReason)
+		return errFenced
 	}
 	defer func() {
 		srv.mu.Lock()
@@ -226,6 +245,7 @@ func (srv *Server) Close() error {
 		p.closeWith(wire.CloseNoError, "server closed")
 	}
 	srv.unsub()
+	srv.unevents()
 	if srv.ownsAdpt {
 		return srv.adapter.Close()
 	}

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/transport-io/tiogen/runtime/adapter"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
@@ -60,6 +61,9 @@ type Config struct {
 	WebSocket websocket.Options
 	// Logger receives operational events; nil is slog.Default().
 	Logger *slog.Logger
+	// Adapter connects this host to the others serving the same rooms
+	// (§7.3); nil is a single host. The caller closes it after Shutdown.
+	Adapter adapter.Adapter
 }
 
 // Ready is the readiness line the command prints: where to connect and the
@@ -101,7 +105,21 @@ func Listen(cfg Config) (*Listener, error) {
 	if modes != 1 {
 		return nil, errors.New("conformance: set exactly one of Config.Dev, Config.TLSConfig and Config.WebSocketOnly")
 	}
-	engine, err := newEngine(tio.ServerOptions{Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout}})
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	engine, err := newEngine(tio.ServerOptions{
+		Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout},
+		Adapter: cfg.Adapter,
+		OnAdapterEvent: func(e adapter.Event) {
+			log.Warn("adapter", "event", e.Kind.String(), "room", e.Room, "node", e.Node, "err", e.Err)
+		},
+		// A say that could not reach the other hosts fails loudly here.
+		OnHandlerError: func(p *tio.Peer, event string, err error) {
+			log.Warn("handler", "event", event, "peer", p.ID(), "err", err)
+		},
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 // 127.0.0.1 with a development certificate and prints how to connect.
 //
 //	go run ./examples/chat/server
+//	go run ./examples/chat/server -addr 127.0.0.1:4434 -nats nats://127.0.0.1:4222
 package main
 
 import (
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/transport-io/tiogen/examples/chat"
+	"github.com/transport-io/tiogen/runtime/adapter"
+	"github.com/transport-io/tiogen/runtime/adapter/nats"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
@@ -25,6 +28,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:4433", "UDP and TCP `address` to serve on (loopback: the certificate is for development)")
 	certDir := flag.String("cert-dir", "", "`directory` keeping the development certificate (default: the user cache directory)")
+	natsURL := flag.String("nats", "", "NATS server `URL`: run as one of several hosts sharing their rooms (default: a single host)")
 	flag.Parse()
 
 	cert, err := devcert.Ensure(devcert.Options{Dir: *certDir})
@@ -35,7 +39,20 @@ func main() {
 	rooms := newRooms()
 	// Per-session limits (calls, handshake deadline) are the server's: the
 	// spec's values unless set in tio.ServerOptions; the listener follows.
-	srv, err := chat.NewServer(rooms, tio.ServerOptions{})
+	var sopts tio.ServerOptions
+	if *natsURL != "" {
+		// Each host keeps its own history; broadcasts reach every host's
+		// members of the room.
+		bus, err := nats.New(context.Background(), nats.Options{URL: *natsURL})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer bus.Close()
+		sopts.Adapter = bus
+		sopts.OnAdapterEvent = func(e adapter.Event) { log.Printf("adapter: %s %s %v", e.Kind, e.Room, e.Err) }
+		fmt.Printf("joined NATS as node %s, host ordinal %d\n", bus.NodeID(), bus.HostOrdinal())
+	}
+	srv, err := chat.NewServer(rooms, sopts)
 	if err != nil {
 		log.Fatal(err)
 	}

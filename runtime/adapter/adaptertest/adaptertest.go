@@ -1,11 +1,12 @@
 // Package adaptertest is the conformance suite every adapter.Adapter must
-// pass: the in-memory adapter runs it, and so does each cross-process
-// adapter (NATS next) against a real broker.
+// pass: the in-memory adapter runs Run, and each cross-process adapter
+// (runtime/adapter/nats) runs Run and RunOutages against a real broker.
 package adaptertest
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -43,6 +44,34 @@ func Run(t *testing.T, newCluster NewCluster) {
 	t.Run("CanceledContextPublishesNothing", func(t *testing.T) { testCanceled(t, newCluster) })
 	t.Run("CloseStopsDeliveryAndGoroutines", func(t *testing.T) { testClose(t, newCluster) })
 	t.Run("ConcurrentPublishers", func(t *testing.T) { testConcurrent(t, newCluster) })
+	t.Run("OrderAcrossRoomsPerPublisher", func(t *testing.T) { testOrderAcrossRooms(t, newCluster) })
+	t.Run("EventsStopIsFinal", func(t *testing.T) { testEventsStop(t, newCluster) })
+}
+
+// Broker is the bus of a cross-process adapter, which the outage suite takes
+// down and brings back: Stop makes it unreachable until Start.
+type Broker interface {
+	Stop()
+	Start(t testing.TB)
+}
+
+// Outage timing: how long a node may take to notice the bus is gone, and to
+// be back once it returned. Not spec timeouts: bounds a healthy adapter
+// meets with room to spare on a loaded machine.
+const (
+	NoticeOutage = 5 * time.Second
+	Recover      = 5 * time.Second
+)
+
+// RunOutages runs what a cross-process adapter must do when its bus goes
+// away and comes back: report it, fail broadcasts loudly instead of losing
+// them in silence, keep Join bounded, restore every subscription, report
+// the broadcasts a receiver missed as a Gap, and deliver nothing twice.
+// Each case takes broker down once and brings it back.
+func RunOutages(t *testing.T, newCluster NewCluster, broker Broker) {
+	t.Run("OutageReportedAndSubscriptionsRestored", func(t *testing.T) { testOutage(t, newCluster, broker) })
+	t.Run("GapReportedAfterLostBroadcasts", func(t *testing.T) { testGap(t, newCluster, broker, true) })
+	t.Run("GapReportedForSenderNotYetHeard", func(t *testing.T) { testGap(t, newCluster, broker, false) })
 }
 
 // cluster makes a cluster and closes it when the test ends.
@@ -383,4 +412,227 @@ func testConcurrent(t *testing.T, newCluster NewCluster) {
 		next[m.Node]++
 	}
 	in.quiet(t, publishers*each, "after concurrent publishing")
+}
+
+// testOrderAcrossRooms: what one node publishes to several rooms arrives
+// at another node in publishing order, as the emit lane needs (§3.1: one
+// emit stream per peer, across rooms).
+func testOrderAcrossRooms(t *testing.T, newCluster NewCluster) {
+	const n = 1500
+	nodes := cluster(t, newCluster, 2)
+	rooms := []string{"a", "b", "c"}
+	for _, r := range rooms {
+		join(t, nodes[1], r, "member-"+r)
+	}
+	in := subscribe(t, nodes[1])
+	for i := range n {
+		publish(t, nodes[0], emit(rooms[i%len(rooms)], fmt.Sprint(i)))
+	}
+	for i, m := range in.await(t, n) {
+		if string(m.Frame) != fmt.Sprint(i) || m.Room != rooms[i%len(rooms)] {
+			t.Fatalf("message %d arrived as %q in room %q: order across rooms from one publisher is lost", i, m.Frame, m.Room)
+		}
+	}
+}
+
+func testEventsStop(t *testing.T, newCluster NewCluster) {
+	nodes := cluster(t, newCluster, 1)
+	stop := nodes[0].Events(func(adapter.Event) {})
+	stop()
+	stop() // a second call does nothing
+}
+
+// events collects what a node reports.
+type events struct {
+	mu   sync.Mutex
+	list []adapter.Event
+	more chan struct{}
+}
+
+func watch(t *testing.T, a adapter.Adapter) *events {
+	ev := &events{more: make(chan struct{}, 1)}
+	t.Cleanup(a.Events(func(e adapter.Event) {
+		ev.mu.Lock()
+		ev.list = append(ev.list, e)
+		ev.mu.Unlock()
+		select {
+		case ev.more <- struct{}{}:
+		default:
+		}
+	}))
+	return ev
+}
+
+func (ev *events) snapshot() []adapter.Event {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return slices.Clone(ev.list)
+}
+
+// await waits for an event of kind after the first skip events and returns
+// its index.
+func (ev *events) await(t *testing.T, kind adapter.EventKind, skip int, within time.Duration) int {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		for i, e := range ev.snapshot() {
+			if i >= skip && e.Kind == kind {
+				return i
+			}
+		}
+		select {
+		case <-ev.more:
+		case <-deadline.C:
+			t.Fatalf("no %v event within %v; events: %+v", kind, within, ev.snapshot())
+		}
+	}
+}
+
+func (ev *events) count(kind adapter.EventKind) int {
+	n := 0
+	for _, e := range ev.snapshot() {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// probe publishes distinct frames from a until in holds one of them (a
+// restored subscription is live) and returns how many messages in held.
+func probe(t *testing.T, from adapter.Adapter, room string, in *inbox) int {
+	t.Helper()
+	deadline := time.Now().Add(Recover)
+	for i := 0; ; i++ {
+		if err := from.Broadcast(context.Background(), emit(room, fmt.Sprintf("probe-%d", i))); err == nil {
+			time.Sleep(10 * time.Millisecond)
+		} else {
+			time.Sleep(ReconnectPoll)
+		}
+		for _, m := range in.snapshot() {
+			if bytes.HasPrefix(m.Frame, []byte("probe-")) {
+				return len(in.snapshot())
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no broadcast from %q to room %q arrived within %v of the bus's return", from.NodeID(), room, Recover)
+		}
+	}
+}
+
+// ReconnectPoll is how often the suite retries while a node reconnects.
+const ReconnectPoll = 20 * time.Millisecond
+
+func noDuplicates(t *testing.T, msgs []adapter.Message) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		k := m.Node + "\x00" + m.Room + "\x00" + string(m.Frame)
+		if seen[k] {
+			t.Fatalf("frame %q from %q in room %q delivered twice", m.Frame, m.Node, m.Room)
+		}
+		seen[k] = true
+	}
+}
+
+func testOutage(t *testing.T, newCluster NewCluster, broker Broker) {
+	nodes := cluster(t, newCluster, 2)
+	join(t, nodes[0], "r", "a")
+	join(t, nodes[1], "r", "b")
+	ev0, ev1 := watch(t, nodes[0]), watch(t, nodes[1])
+	in0, in1 := subscribe(t, nodes[0]), subscribe(t, nodes[1])
+	publish(t, nodes[0], emit("r", "before"))
+	in1.await(t, 1)
+
+	broker.Stop()
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			broker.Start(t)
+		}
+	})
+	ev0.await(t, adapter.Disconnected, 0, NoticeOutage)
+	ev1.await(t, adapter.Disconnected, 0, NoticeOutage)
+	err := nodes[0].Broadcast(context.Background(), emit("r", "during"))
+	if !errors.Is(err, adapter.ErrUnreachable) {
+		t.Fatalf("Broadcast while the bus is down returned %v, want an error wrapping adapter.ErrUnreachable (never buffered and lost)", err)
+	}
+	began := time.Now()
+	err = nodes[1].Join("joined-during", "b2")
+	if took := time.Since(began); took > NoticeOutage {
+		t.Fatalf("Join while the bus is down took %v: it must be bounded", took)
+	}
+	if !errors.Is(err, adapter.ErrUnreachable) {
+		t.Fatalf("Join while the bus is down returned %v, want an error wrapping adapter.ErrUnreachable", err)
+	}
+	if err := nodes[1].Leave("r", "never-joined"); err != nil {
+		t.Fatalf("Leave while the bus is down: %v", err)
+	}
+
+	broker.Start(t)
+	stopped = false
+	ev0.await(t, adapter.Reconnected, 0, Recover)
+	ev1.await(t, adapter.Reconnected, 0, Recover)
+	// A later member of the room joined during the outage joins cleanly.
+	join(t, nodes[1], "joined-during", "b3")
+	// Both subscriptions come back: the one held before the outage and the
+	// one made during it.
+	probe(t, nodes[0], "r", in1)
+	probe(t, nodes[0], "joined-during", in1)
+	probe(t, nodes[1], "r", in0)
+	for _, m := range in1.snapshot() {
+		if string(m.Frame) == "during" {
+			t.Fatal("a broadcast that failed was delivered after all")
+		}
+	}
+	noDuplicates(t, in1.snapshot())
+	noDuplicates(t, in0.snapshot())
+}
+
+// testGap: a broadcast lost to a receiver is reported there as one Gap,
+// whether the receiver had heard from the sender before (heard) or the
+// lost broadcast was the sender's first in the room.
+func testGap(t *testing.T, newCluster NewCluster, broker Broker, heard bool) {
+	nodes := cluster(t, newCluster, 2)
+	join(t, nodes[0], "r", "a")
+	join(t, nodes[1], "r", "b")
+	ev0, ev1 := watch(t, nodes[0]), watch(t, nodes[1])
+	in1 := subscribe(t, nodes[1])
+	if heard {
+		publish(t, nodes[0], emit("r", "1"))
+		in1.await(t, 1)
+	}
+	if n := ev1.count(adapter.Gap); n != 0 {
+		t.Fatalf("%d Gap events before anything was lost", n)
+	}
+
+	broker.Stop()
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			broker.Start(t)
+		}
+	})
+	ev0.await(t, adapter.Disconnected, 0, NoticeOutage)
+	if err := nodes[0].Broadcast(context.Background(), emit("r", "lost")); err == nil {
+		t.Fatal("Broadcast while the bus is down returned nil")
+	}
+	broker.Start(t)
+	stopped = false
+	ev0.await(t, adapter.Reconnected, 0, Recover)
+	ev1.await(t, adapter.Reconnected, 0, Recover)
+	first := probe(t, nodes[0], "r", in1)
+	i := ev1.await(t, adapter.Gap, 0, Arrival)
+	if e := ev1.snapshot()[i]; e.Room != "r" || e.Node != nodes[0].NodeID() {
+		t.Fatalf("Gap event names room %q and node %q, want %q and %q", e.Room, e.Node, "r", nodes[0].NodeID())
+	}
+	if n := ev1.count(adapter.Gap); n != 1 {
+		t.Fatalf("%d Gap events for one lost broadcast, want 1", n)
+	}
+	for _, m := range in1.snapshot()[:first] {
+		if string(m.Frame) == "lost" {
+			t.Fatal("the broadcast that failed was delivered")
+		}
+	}
 }

@@ -75,7 +75,6 @@ func (b *Bus) Node(id string) (adapter.Adapter, error) {
 		}
 	}
 	n := &node{bus: b, id: id, ordinal: ordinal, rooms: make(map[string]map[string]struct{})}
-	n.subs.Store(&[]*subscription{})
 	b.live[ordinal] = true
 	b.byID[id] = n
 	nodes := append(append([]*node(nil), *b.nodes.Load()...), n)
@@ -116,16 +115,10 @@ type node struct {
 	id      string
 	ordinal uint16
 	closed  atomic.Bool
-	subs    atomic.Pointer[[]*subscription] // replaced, never changed
+	subs    adapter.Listeners[adapter.Message]
 
-	mu    sync.RWMutex // rooms, and the replacement of subs
+	mu    sync.RWMutex // rooms, and closing
 	rooms map[string]map[string]struct{}
-}
-
-type subscription struct {
-	deliver func(adapter.Message)
-	mu      sync.RWMutex // held for reading during a delivery
-	off     bool
 }
 
 func (n *node) NodeID() string      { return n.id }
@@ -193,49 +186,20 @@ func (n *node) Broadcast(ctx context.Context, m adapter.Message) error {
 	return nil
 }
 
-func (n *node) deliver(m adapter.Message) {
-	for _, s := range *n.subs.Load() {
-		s.mu.RLock()
-		if !s.off {
-			s.deliver(m)
-		}
-		s.mu.RUnlock()
-	}
-}
+func (n *node) deliver(m adapter.Message) { n.subs.Call(m) }
 
 func (n *node) Subscribe(deliver func(adapter.Message)) (unsubscribe func()) {
-	s := &subscription{deliver: deliver}
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.closed.Load() {
-		s.off = true
-	} else {
-		subs := append(append([]*subscription(nil), *n.subs.Load()...), s)
-		n.subs.Store(&subs)
+		return func() {}
 	}
-	n.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { n.unsubscribe(s) }) }
+	return n.subs.Add(deliver)
 }
 
-func (n *node) unsubscribe(s *subscription) {
-	n.mu.Lock()
-	var subs []*subscription
-	for _, o := range *n.subs.Load() {
-		if o != s {
-			subs = append(subs, o)
-		}
-	}
-	n.subs.Store(&subs)
-	n.mu.Unlock()
-	s.stop()
-}
-
-// stop waits out a delivery in progress and prevents the next.
-func (s *subscription) stop() {
-	s.mu.Lock()
-	s.off = true
-	s.mu.Unlock()
-}
+// Events never reports anything: a bus in one process cannot be lost, drop
+// a broadcast or fence a node.
+func (n *node) Events(func(adapter.Event)) (stop func()) { return func() {} }
 
 func (n *node) Close() error {
 	n.mu.Lock()
@@ -243,13 +207,9 @@ func (n *node) Close() error {
 		n.mu.Unlock()
 		return nil
 	}
-	subs := *n.subs.Load()
-	n.subs.Store(&[]*subscription{})
 	n.rooms = nil
 	n.mu.Unlock()
-	for _, s := range subs {
-		s.stop()
-	}
+	n.subs.RemoveAll()
 	n.bus.leave(n)
 	return nil
 }
