@@ -57,10 +57,10 @@ func TestSpec7_3_RoomAcrossNATSHosts(t *testing.T) {
 		}
 		origins[m.peer.Origin()] = true
 	}
-	if err := hosts[0].Room("arena").Emit(evSaid, []byte(`"one"`), b[1].peer); err != nil {
+	if err := hosts[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"one"`), b[1].peer); err != nil {
 		t.Fatal(err)
 	}
-	if err := hosts[0].Room("arena").Emit(evSaid, []byte(`"two"`)); err != nil {
+	if err := hosts[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"two"`)); err != nil {
 		t.Fatal(err)
 	}
 	for i, m := range []*member{a[0], a[1], b[0]} {
@@ -73,7 +73,7 @@ func TestSpec7_3_RoomAcrossNATSHosts(t *testing.T) {
 			t.Fatalf("member %d got %s, want \"two\" (once, in order; the excluded member skipped \"one\")", i, got)
 		}
 	}
-	if err := b[0].peer.BroadcastDatagram("arena", evMove, []byte(`{"x":1}`)); err != nil {
+	if err := b[0].peer.BroadcastDatagram(context.Background(), "arena", evMove, []byte(`{"x":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []*member{a[0], a[1], b[1]} {
@@ -110,12 +110,12 @@ func TestSpec7_3_LostBroadcastClosesRemoteRoomMembers(t *testing.T) {
 	if err := elsewhere.peer.Join("quiet"); err != nil {
 		t.Fatal(err)
 	}
-	_ = hosts[0].Room("arena").Emit(evSaid, []byte(`"before"`))
+	_ = hosts[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"before"`))
 	remote.said.next(t)
 
 	srv.Stop()
 	waitFor(t, "host 0 to notice the outage", func() bool { return !hosts[0].adapter.(*nats.Adapter).Connected() })
-	err := hosts[0].Room("arena").Emit(evSaid, []byte(`"during"`))
+	err := hosts[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"during"`))
 	if !errors.Is(err, adapter.ErrUnreachable) {
 		t.Fatalf("Emit while NATS is down: %v, want adapter.ErrUnreachable", err)
 	}
@@ -131,7 +131,7 @@ func TestSpec7_3_LostBroadcastClosesRemoteRoomMembers(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the remote member that missed a broadcast was not closed")
 		}
-		_ = hosts[0].Room("arena").Emit(evSaid, []byte(`"after"`))
+		_ = hosts[0].Room("arena").Emit(context.Background(), evSaid, []byte(`"after"`))
 		time.Sleep(20 * time.Millisecond)
 	}
 	wantClose(t, remote.c.conn, wire.CloseNoError, "resync")
@@ -164,7 +164,7 @@ func TestSpec7_3_FencedHostClosesSessions(t *testing.T) {
 	srv.Stop()
 	wantClose(t, m.c.conn, wire.CloseNoError, "lost its host ordinal lease")
 	srv.Start(t)
-	if err := hosts[0].Room("arena").SendDatagram(evMove, []byte(`{"x":1}`)); wire.CodeOf(err) != SessionClosed {
+	if err := hosts[0].Room("arena").SendDatagram(context.Background(), evMove, []byte(`{"x":1}`)); wire.CodeOf(err) != SessionClosed {
 		t.Fatalf("a fenced host sent a datagram under its origin: %v", err)
 	}
 	_, sconn, _ := loopback.Pair(loopback.Options{})
