@@ -6,14 +6,14 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps chromium test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets fuzz
+.PHONY: test deps chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets fuzz
 
 test: deps fmt-check vet test-go test-runtime
 
 # What the browser tests need: playwright-core pinned in
-# tests/browser/package-lock.json, and Debian's Chromium (never a browser
-# downloaded by a test tool).
-deps: tests/browser/node_modules/.package-lock.json chromium
+# tests/browser/package-lock.json, and Debian's Chromium and Firefox ESR
+# (never a browser downloaded by a test tool).
+deps: tests/browser/node_modules/.package-lock.json chromium firefox-esr
 
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 	npm ci --prefix tests/browser --no-audit --no-fund
@@ -22,6 +22,11 @@ chromium:
 	@if [ -x "$${CHROMIUM:-/usr/bin/chromium}" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
 	else echo "The browser tests need Debian's Chromium: sudo apt-get install chromium (or set CHROMIUM=/path)"; exit 1; fi
+
+firefox-esr:
+	@if [ -x "$${FIREFOX:-/usr/bin/firefox-esr}" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y firefox-esr; \
+	else echo "The browser tests need Debian's Firefox ESR: sudo apt-get install firefox-esr (or set FIREFOX=/path)"; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
