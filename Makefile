@@ -11,12 +11,16 @@ RACE_PKGS = ./runtime/... ./tests/...
 test: deps fmt-check vet test-go test-runtime
 
 # What the browser tests need: playwright-core pinned in
-# tests/browser/package-lock.json, and Debian's Chromium and Firefox ESR
+# tests/browser/package-lock.json, the runtime's pinned dev dependencies
+# (esbuild bundles it for the pages), and Debian's Chromium and Firefox ESR
 # (never a browser downloaded by a test tool).
-deps: tests/browser/node_modules/.package-lock.json chromium firefox-esr
+deps: tests/browser/node_modules/.package-lock.json runtime/ts/node_modules/.package-lock.json chromium firefox-esr
 
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 	npm ci --prefix tests/browser --no-audit --no-fund
+
+runtime/ts/node_modules/.package-lock.json: runtime/ts/package-lock.json
+	npm ci --prefix runtime/ts --no-audit --no-fund
 
 chromium:
 	@if [ -x "$${CHROMIUM:-/usr/bin/chromium}" ]; then exit 0; fi; \

@@ -101,7 +101,11 @@ func Listen(cfg Config) (*Listener, error) {
 	if modes != 1 {
 		return nil, errors.New("conformance: set exactly one of Config.Dev, Config.TLSConfig and Config.WebSocketOnly")
 	}
-	engine, err := newEngine(tio.ServerOptions{Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout}})
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	engine, err := newEngine(tio.ServerOptions{Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout}}, log)
 	if err != nil {
 		return nil, err
 	}
