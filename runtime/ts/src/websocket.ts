@@ -6,14 +6,10 @@
 // carries its own liveness (keepalive and idle deadline). Mirrors the Go
 // runtime's transport/websocket.
 
-import {
-  MaxWebSocketReason,
-  SessionCode,
-  sessionCodeFromWebSocket,
-  sessionCodeName,
-  webSocketCloseCode,
-} from './codes.js';
+import { MaxWebSocketReason, SessionCode, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
+import { abandoned, describeUrl, sessionEndedError, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
+import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 
 /** §3.3: an empty binary message is sent once this long has passed with nothing sent. */
@@ -147,36 +143,6 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   });
 }
 
-function abandoned(): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the connect attempt was abandoned: the client closed while connecting');
-}
-
-/** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
-export function describeUrl(url: string): { scheme: string; text: string } | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
-  return { scheme: u.protocol, text: `${u.protocol}//${u.host}${u.pathname}` };
-}
-
-/**
- * Cuts s to at most maxBytes of UTF-8 on a character boundary (§3.3, §10.2).
- * A lone surrogate, which has no UTF-8, becomes U+FFFD first: a browser
- * fails a connection whose close reason is not UTF-8, and the code would be
- * lost with it.
- */
-export function cutReason(s: string, maxBytes: number): string {
-  const b = new TextEncoder().encode(s);
-  if (b.length <= maxBytes) return new TextDecoder().decode(b);
-  let i = maxBytes;
-  // Step back over continuation bytes (10xxxxxx) to a character start.
-  while (i > 0 && ((b[i] ?? 0) & 0xc0) === 0x80) i--;
-  return new TextDecoder().decode(b.subarray(0, i));
-}
-
 /** One session over a WebSocket. */
 class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
@@ -304,13 +270,7 @@ class WebSocketConn implements Conn {
 
   /** The error of an operation once the session ended. */
   private endedError(): TransportError {
-    const info = this.info;
-    if (info === null || info.lost) return new TransportError('WT_SESSION_CLOSED', 'the WebSocket connection was lost');
-    const what = describeClose(info);
-    return new TransportError(
-      'WT_SESSION_CLOSED',
-      info.remote ? `the peer closed the WebSocket session (${what})` : `this side closed the WebSocket session (${what})`,
-    );
+    return sessionEndedError(this.mapping, this.info);
   }
 
   // §3.3: an empty binary message once the interval has passed with nothing
@@ -396,14 +356,8 @@ class WebSocketConn implements Conn {
   // may still be on its way and say why (a refusal, §4). Only if none comes
   // within CloseGraceMs is the session lost here.
   private async writeFailed(): Promise<never> {
-    if (this.info === null) {
-      let timer: unknown;
-      await Promise.race([
-        this.closed,
-        new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, CloseGraceMs))),
-      ]);
-      this.clock.clearTimeout(timer);
-      if (this.info === null) this.end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.clock))) {
+      this.end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
     }
     throw this.endedError();
   }
@@ -454,9 +408,4 @@ class WebSocketConn implements Conn {
       reader?.reject(this.stopped);
     },
   };
-}
-
-function describeClose(info: CloseInfo): string {
-  const name = sessionCodeName(info.code) ?? `code ${info.code}`;
-  return info.reason === '' ? name : `${name}, ${JSON.stringify(info.reason)}`;
 }

@@ -119,3 +119,141 @@ export class FakeWebSocket implements WebSocketLike {
 export function message(...bytes: number[]): ArrayBuffer {
   return new Uint8Array(bytes).buffer;
 }
+
+/** A readable stream the test feeds: chunks, a FIN, or an error. */
+export class FedStream<T> {
+  readonly stream: ReadableStream<T>;
+  cancelled: unknown = 'not cancelled';
+  private ctrl!: ReadableStreamDefaultController<T>;
+
+  constructor() {
+    this.stream = new ReadableStream<T>({
+      start: (c) => {
+        this.ctrl = c;
+      },
+      cancel: (reason) => {
+        this.cancelled = reason;
+      },
+    });
+  }
+  push(chunk: T): void {
+    this.ctrl.enqueue(chunk);
+  }
+  fin(): void {
+    this.ctrl.close();
+  }
+  fail(err: unknown): void {
+    this.ctrl.error(err);
+  }
+}
+
+/** A writable stream that records what is written, and can be failed by the test. */
+export class SinkStream {
+  readonly stream: WritableStream<Uint8Array>;
+  readonly chunks: Uint8Array[] = [];
+  aborted: unknown = 'not aborted';
+  closedCleanly = false;
+  private ctrl!: WritableStreamDefaultController;
+
+  constructor() {
+    this.stream = new WritableStream<Uint8Array>({
+      start: (c) => {
+        this.ctrl = c;
+      },
+      write: (chunk) => {
+        this.chunks.push(chunk);
+      },
+      close: () => {
+        this.closedCleanly = true;
+      },
+      abort: (reason) => {
+        this.aborted = reason;
+      },
+    });
+  }
+  fail(err: unknown): void {
+    this.ctrl.error(err);
+  }
+}
+
+/** The browser's WebTransportError, as Chromium and Firefox construct it. */
+export class FakeWebTransportError extends Error {
+  readonly source: string;
+  readonly streamErrorCode: number | null;
+  constructor(message = '', options: { source?: string; streamErrorCode?: number | null } = {}) {
+    super(message);
+    this.source = options.source ?? 'stream';
+    this.streamErrorCode = options.streamErrorCode ?? null;
+  }
+}
+
+/** A browser's WebTransport whose server is the test. */
+export class FakeWebTransport {
+  static last: FakeWebTransport | undefined;
+  static count = 0;
+
+  readonly url: string;
+  readonly options: unknown;
+  readonly ready: Promise<void>;
+  readonly closed: Promise<{ closeCode?: number; reason?: string }>;
+  reliability: string | undefined = undefined;
+  readonly closes: unknown[] = [];
+  readonly incoming = new FedStream<ReadableStream<Uint8Array>>();
+  readonly incomingUnidirectionalStreams = this.incoming.stream;
+  readonly datagramsIn = new FedStream<Uint8Array>();
+  readonly datagramsOut = new SinkStream();
+  readonly datagrams = { readable: this.datagramsIn.stream, writable: this.datagramsOut.stream, maxDatagramSize: 1215 };
+  /** What the next createUnidirectionalStream/createBidirectionalStream does; default: a new sink. */
+  openFails: unknown = undefined;
+  readonly uni: SinkStream[] = [];
+  readonly bidi: { sink: SinkStream; source: FedStream<Uint8Array> }[] = [];
+
+  resolveReady!: () => void;
+  rejectReady!: (err: unknown) => void;
+  resolveClosed!: (info: { closeCode?: number; reason?: string }) => void;
+  rejectClosed!: (err: unknown) => void;
+
+  constructor(url: string, options?: unknown) {
+    this.url = url;
+    this.options = options;
+    this.ready = new Promise((res, rej) => {
+      this.resolveReady = res;
+      this.rejectReady = rej;
+    });
+    this.closed = new Promise((res, rej) => {
+      this.resolveClosed = res;
+      this.rejectClosed = rej;
+    });
+    this.ready.catch(() => {});
+    FakeWebTransport.last = this;
+    FakeWebTransport.count++;
+  }
+
+  close(info?: unknown): void {
+    this.closes.push(info);
+  }
+
+  async createUnidirectionalStream(): Promise<WritableStream<Uint8Array>> {
+    if (this.openFails !== undefined) throw this.openFails;
+    const s = new SinkStream();
+    this.uni.push(s);
+    return s.stream;
+  }
+
+  async createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> {
+    if (this.openFails !== undefined) throw this.openFails;
+    const b = { sink: new SinkStream(), source: new FedStream<Uint8Array>() };
+    this.bidi.push(b);
+    return { readable: b.source.stream, writable: b.sink.stream };
+  }
+}
+
+/** Installs a global for one test. */
+export function installGlobal(t: { after(fn: () => void): void }, name: string, value: unknown): void {
+  const saved = Object.getOwnPropertyDescriptor(globalThis, name);
+  Object.defineProperty(globalThis, name, { value, configurable: true, writable: true });
+  t.after(() => {
+    if (saved === undefined) Reflect.deleteProperty(globalThis, name);
+    else Object.defineProperty(globalThis, name, saved);
+  });
+}
