@@ -878,6 +878,8 @@ class CallGuard {
   }
 
   race<T>(p: Promise<T>): Promise<T> {
+    // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
+    p.catch(() => {});
     this.check();
     return Promise.race([p, this.interrupted]);
   }
