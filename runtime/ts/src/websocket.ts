@@ -137,8 +137,7 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
         settle();
         resolve({ conn, fallbackReason: null });
       },
-      failed: (code) =>
-        fail(new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket upgrade at ${where.text} failed (socket close code ${code})`)),
+      failed: (why) => fail(new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket upgrade at ${where.text} failed (${why})`)),
     };
   });
 }
@@ -148,7 +147,7 @@ class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
   readonly closed: Promise<CloseInfo>;
   /** Set by openWebSocket while the socket's opening handshake runs. */
-  opening: { opened(): void; failed(code: number): void } | null = null;
+  opening: { opened(): void; failed(why: string): void } | null = null;
 
   private readonly sock: WebSocketLike;
   private readonly clock: Clock;
@@ -174,8 +173,24 @@ class WebSocketConn implements Conn {
     sock.onopen = () => this.onOpen();
     sock.onmessage = (ev) => this.onMessage(ev.data);
     sock.onclose = (ev) => this.onClose(ev.code, ev.reason);
-    // An error is always followed by a close event, which says how it ended.
-    sock.onerror = () => {};
+    sock.onerror = () => this.onError();
+  }
+
+  // A browser follows an error with a close event, which says how the
+  // session ended; Node 20's WebSocket fails an opening handshake with an
+  // error alone. So an error fails an opening at once, and ends an open
+  // session as lost unless its close arrives within CloseGraceMs.
+  private onError(): void {
+    const opening = this.opening;
+    if (opening !== null) {
+      this.opening = null;
+      opening.failed('a socket error');
+      return;
+    }
+    if (this.info !== null) return;
+    void settlesWithin(this.closed, CloseGraceMs, this.clock).then((ended) => {
+      if (!ended) this.end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
+    });
   }
 
   private onOpen(): void {
@@ -238,7 +253,7 @@ class WebSocketConn implements Conn {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
-      opening.failed(wsCode);
+      opening.failed(`socket close code ${wsCode}`);
       return;
     }
     const code = sessionCodeFromWebSocket(wsCode);

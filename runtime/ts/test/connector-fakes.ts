@@ -109,6 +109,10 @@ export class FakeWebSocket implements WebSocketLike {
   serverSend(data: unknown): void {
     this.onmessage?.({ data });
   }
+  /** A socket error, as Node 20's WebSocket reports a failed upgrade: no close event follows. */
+  serverError(): void {
+    this.onerror?.({});
+  }
   serverClose(code: number, reason = ''): void {
     this.readyState = 3;
     this.onclose?.({ code, reason });

@@ -76,6 +76,28 @@ test('§10.3 a failed upgrade is WT_HANDSHAKE_FAILED, and the error never prints
   assert.doesNotMatch(String(err), /s3cret/);
 });
 
+test('§10.3 a failed upgrade reported by an error alone (Node 20) is WT_HANDSHAKE_FAILED at once', async () => {
+  const p = connectWebSocket('ws://127.0.0.1:1/x', { WebSocket: FakeWebSocket }).open(context(new ManualClock()));
+  FakeWebSocket.last!.serverError();
+  await rejects(p, 'WT_HANDSHAKE_FAILED', /socket error/);
+});
+
+test('§11 an error on an open socket with no close after it is a lost session once the grace passed', async () => {
+  const { conn, sock, clock } = await open();
+  sock.serverError();
+  await clock.advance(CloseGraceMs - 1);
+  assert.equal(await Promise.race([conn.closed.then(() => 'ended'), settle().then(() => 'open')]), 'open');
+  await clock.advance(1);
+  assert.deepEqual(await conn.closed, { code: 0, reason: '', remote: false, lost: true });
+});
+
+test('§3.3 an error followed by the close: the close says how the session ended', async () => {
+  const { conn, sock } = await open();
+  sock.serverError();
+  sock.serverClose(4004, 'bad frame');
+  assert.deepEqual(await conn.closed, { code: 1004, reason: 'bad frame', remote: true, lost: false });
+});
+
 test('§10.3 a URL that is not ws:// or wss:// is WT_HANDSHAKE_FAILED before any socket', async () => {
   const before = FakeWebSocket.count;
   await rejects(connectWebSocket('https://127.0.0.1:1/x', { WebSocket: FakeWebSocket }).open(context(new ManualClock())), 'WT_HANDSHAKE_FAILED', /ws:\/\//);
