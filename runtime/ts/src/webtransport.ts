@@ -178,10 +178,24 @@ function streamErrorCode(err: unknown): number | undefined {
   return e.streamErrorCode;
 }
 
-/** What abort and cancel carry so the browser sends code on RESET_STREAM or STOP_SENDING (§8). */
+/**
+ * What abort and cancel carry so the browser sends code on RESET_STREAM or
+ * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
+ * WebTransportError from one dictionary and throw for the (message,
+ * options) form lib.dom declares.
+ */
 function resetReason(code: number): unknown {
-  const WTError = (globalThis as { WebTransportError?: typeof WebTransportError }).WebTransportError;
-  if (typeof WTError === 'function') return new WTError(`transport-io reset code ${code}`, { streamErrorCode: code });
+  const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
+  if (typeof WTError === 'function') {
+    try {
+      return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
+        message: `transport-io reset code ${code}`,
+        streamErrorCode: code,
+      });
+    } catch {
+      // A browser without the dictionary form: the code is lost, the reset still happens.
+    }
+  }
   return code;
 }
 

@@ -180,14 +180,18 @@ export class SinkStream {
   }
 }
 
-/** The browser's WebTransportError, as Chromium and Firefox construct it. */
+/**
+ * The browser's WebTransportError as Chromium 156 and Firefox ESR 153
+ * construct it: from one dictionary; the (message, options) form throws.
+ */
 export class FakeWebTransportError extends Error {
   readonly source: string;
   readonly streamErrorCode: number | null;
-  constructor(message = '', options: { source?: string; streamErrorCode?: number | null } = {}) {
-    super(message);
-    this.source = options.source ?? 'stream';
-    this.streamErrorCode = options.streamErrorCode ?? null;
+  constructor(init: { message?: string; source?: string; streamErrorCode?: number | null } = {}, ...rest: unknown[]) {
+    if (typeof init !== 'object' || rest.length > 0) throw new TypeError("Failed to construct 'WebTransportError'");
+    super(init.message ?? '');
+    this.source = init.source ?? 'stream';
+    this.streamErrorCode = init.streamErrorCode ?? null;
   }
 }
 

@@ -72,7 +72,7 @@ test('§2 the connector does no I/O until open, then asks for a session with dat
 test('§10.3 a failed handshake with the origin answering HEAD /.well-known/transport-io is WT_UDP_UNREACHABLE', async (t) => {
   const { fetches } = browser(t, async () => new Response(null, { status: 200 }));
   const p = outcome(connectWebTransport(url).open(context(new ManualClock())));
-  FakeWebTransport.last!.rejectReady(new FakeWebTransportError('Opening handshake failed.', { source: 'session' }));
+  FakeWebTransport.last!.rejectReady(new FakeWebTransportError({ message: 'Opening handshake failed.', source: 'session' }));
   const err = wantCode(await p, 'WT_UDP_UNREACHABLE', /Opening handshake failed/);
   assert.equal(fetches.length, 1);
   assert.equal(fetches[0]!.input, 'https://127.0.0.1:4433/.well-known/transport-io');
@@ -185,7 +185,7 @@ test('§10.2 the close code and reason come from closed; a rejected closed is a 
   }
   {
     const { conn, wt } = await open(t);
-    wt.rejectClosed(new FakeWebTransportError('Connection lost.', { source: 'session' }));
+    wt.rejectClosed(new FakeWebTransportError({ message: 'Connection lost.', source: 'session' }));
     assert.deepEqual(await conn.closed, { code: 0, reason: '', remote: false, lost: true });
     wantCode(await outcome(conn.openEmit()), 'WT_SESSION_CLOSED', /lost/);
   }
@@ -205,7 +205,7 @@ test('§10.2 this side’s close sends the code and the reason cut to 1024 bytes
 
 test('§4 the emit stream failing before the refusal arrives: the refusal is reported, not a lost session', async (t) => {
   const { conn, wt, clock } = await open(t);
-  wt.openFails = new FakeWebTransportError('', { source: 'session' });
+  wt.openFails = new FakeWebTransportError({ message: '', source: 'session' });
   const p = outcome(conn.openEmit());
   await settle();
   await clock.advance(CloseWaitMs / 2);
@@ -227,7 +227,7 @@ test('§4 a write on the emit stream failing first waits for the close too', asy
 test('§10.1 a peer’s reset with its code is a StreamResetError at once', async (t) => {
   const { conn, wt } = await open(t);
   const call = await conn.openCall!();
-  wt.bidi[0]!.source.fail(new FakeWebTransportError('reset', { source: 'stream', streamErrorCode: 9 }));
+  wt.bidi[0]!.source.fail(new FakeWebTransportError({ message: 'reset', source: 'stream', streamErrorCode: 9 }));
   const err = await outcome(call.read());
   assert.ok(err instanceof StreamResetError, String(err));
   assert.equal(err.code, 9);
