@@ -63,7 +63,11 @@ try {
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error(`scenario ${s.name} timed out; page log: ${JSON.stringify(logs)}`)), s.timeoutMs || 20000);
       }),
-    ]);
+    ]).catch((e) => {
+      // A scenario that throws fails its own check; the others still run.
+      if (String(e.message).includes('timed out')) throw e;
+      return { harnessError: String(e.message).split('\n')[0] };
+    });
     clearTimeout(timer);
     results.push(result);
   }
