@@ -15,8 +15,10 @@ import (
 // The TypeScript runtime (runtime/ts/src, bundled by esbuild as an
 // application would) in each browser against cmd/tio-conformance built
 // from this tree: one scenario file, runtime/scenarios.ts, one browser
-// launch per test. Where the browsers genuinely differ (docs: FACTS of the
-// two browsers in conformance.md), the check says so per browser.
+// launch per test. Where the browsers genuinely differ, the check says so
+// per browser: Firefox reports stream errors without a code, and the
+// page's close capsule reaches webtransport-go only some of the time
+// (Firefox sends CONNECTION_CLOSE right behind it).
 
 func TestSpec2_Spec3_Spec4_Spec6_Spec7_Spec8_Spec10_RuntimeInChromium(t *testing.T) {
 	runRuntimeScenarios(t, chromium)
@@ -377,9 +379,11 @@ func runRuntimeScenarios(t *testing.T, b browser) {
 			}
 		case firefox:
 			// Firefox follows the capsule 2.7 ms later with CONNECTION_CLOSE,
-			// and webtransport-go then sometimes loses the capsule (10/14
-			// measured): such a session ends as lost (§11), never with
-			// another code. Most closes still arrive exact.
+			// and webtransport-go then sometimes loses the capsule (a raw
+			// page's transport.close: 10/14 in the browser facts, about half
+			// on this host under load): such a session ends as lost (§11),
+			// never with another code. Twelve closes, so a close path that
+			// never delivers fails here.
 			lost := strings.Count(srv.logs.String(), "message="+quoteIfNeeded("the connection was lost"))
 			if exact == 0 || exact+lost < len(closes) {
 				t.Errorf("%d of %d closes arrived exact and %d sessions ended lost; want at least one exact and the rest lost", exact, len(closes), lost)
