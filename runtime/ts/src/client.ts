@@ -7,7 +7,7 @@ import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { RefusedError, TransportError } from './errors.js';
 import { Session, type Handler, type Stats } from './session/session.js';
-import type { Clock, Connector, Mapping } from './transport.js';
+import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
 
@@ -275,36 +275,20 @@ export class Client {
       let err: TransportError;
       let established = false;
       try {
-        const opened = await this.connector.open({ clock: this.clock, signal: run.abort.signal });
-        if (run.stopped) {
-          opened.conn.close(run.closeCode, run.closeReason);
-          break;
+        const ctx = { clock: this.clock, signal: run.abort.signal };
+        let opened = await this.connector.open(ctx);
+        for (;;) {
+          if (run.stopped) {
+            opened.conn.close(run.closeCode, run.closeReason);
+            err = new TransportError('WT_SESSION_CLOSED', 'the client was closed');
+            break;
+          }
+          ({ err, established } = await this.runSession(run, opened));
+          // A mapping that opened and never handshook falls back, if the connector can (§4.1).
+          if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || opened.fallBack === undefined || run.stopped) break;
+          opened = await opened.fallBack(err, ctx);
         }
-        const s = new Session(opened.conn, this.contract, {
-          clock: this.clock,
-          handlers: this.handlers,
-          onChange: () => {
-            if (this.session === s) this.update({ rooms: s.rooms() });
-          },
-        });
-        this.session = s;
-        this.update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
-        s.start();
-        try {
-          await s.established;
-          established = true;
-          attempt = 0;
-          this.update({ status: 'connected', lastError: null, refused: null });
-          run.established(s);
-        } catch {
-          // How it ended comes from s.ended below.
-        }
-        err = await s.ended;
-        this.lastStats = s.stats();
-        if (this.session === s) {
-          this.session = undefined;
-          this.update({ rooms: noRooms, transport: null, fallbackReason: null });
-        }
+        if (established) attempt = 0;
       } catch (e) {
         err = asTransportError(e);
       }
@@ -325,6 +309,36 @@ export class Client {
       this.update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
     }
     run.finish();
+  }
+
+  /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
+  private async runSession(run: Run, opened: Opened): Promise<{ err: TransportError; established: boolean }> {
+    const s = new Session(opened.conn, this.contract, {
+      clock: this.clock,
+      handlers: this.handlers,
+      onChange: () => {
+        if (this.session === s) this.update({ rooms: s.rooms() });
+      },
+    });
+    this.session = s;
+    this.update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
+    s.start();
+    let established = false;
+    try {
+      await s.established;
+      established = true;
+      this.update({ status: 'connected', lastError: null, refused: null });
+      run.established(s);
+    } catch {
+      // How it ended comes from s.ended below.
+    }
+    const err = await s.ended;
+    this.lastStats = s.stats();
+    if (this.session === s) {
+      this.session = undefined;
+      this.update({ rooms: noRooms, transport: null, fallbackReason: null });
+    }
+    return { err, established };
   }
 }
 

@@ -4,6 +4,8 @@
 // ./testing. The engine talks to a session only through Conn; a connector
 // never sees a decoded message. Mirrors the Go runtime's transport.Conn.
 
+import type { TransportError } from './errors.js';
+
 /** Which mapping carries a session (§2). Each side knows it from the connector; the handshake never carries it. */
 export type Mapping = 'webtransport' | 'websocket';
 
@@ -95,6 +97,13 @@ export interface Opened {
   readonly conn: Conn;
   /** null when the first choice carries the session. */
   readonly fallbackReason: string | null;
+  /**
+   * Set by a fallback connector while its first mapping carries the session:
+   * opens the second one instead. The client calls it when that session
+   * ended WT_HANDSHAKE_TIMEOUT before its handshake (§4.1), which only the
+   * engine can see.
+   */
+  readonly fallBack?: (why: TransportError, ctx: ConnectContext) => Promise<Opened>;
 }
 
 /**

@@ -101,7 +101,7 @@ test('§7.2 §7.5 short, malformed, early and unknown datagrams are dropped and 
   await s.sendDatagram(new Uint8Array(12));
   await s.sendDatagram(new Uint8Array(13)); // reserved codec 0
   const unknown = s.datagram('cursor', 7, 2, 'x');
-  unknown[4] ^= 1;
+  unknown[4] = (unknown[4] as number) ^ 1;
   await s.sendDatagram(unknown);
   await s.sendDatagram(s.datagram('cursor', 7, 3, 'ok'));
   await settle();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 
 import { Client, backoff } from '../src/client.js';
 import { FrameType } from '../src/wire/frame.js';
-import { memoryConnector, payloadValue, settle } from '../src/testing.js';
+import { FakeClock, memoryConnector, payloadValue, settle } from '../src/testing.js';
 import { connected, contract, harness, rejection, thrown } from './engine-helpers.js';
 
 test('§6.1 emits travel in order both ways, JSON and bytes', async () => {
@@ -218,4 +218,35 @@ test('§11 close() while connecting abandons the attempt', async () => {
   assert.equal((await rejection(p)).code, 'WT_SESSION_CLOSED');
   assert.equal(h.client.getSnapshot().status, 'closed');
   assert.equal(h.pairs[0]?.closeInfo?.server.code, 0);
+});
+
+test('§4.1 a session on the first mapping that never handshakes falls back through Opened.fallBack', async () => {
+  const clock = new FakeClock();
+  const silent = memoryConnector(contract, () => {}); // opens, never sends a byte
+  const ws = memoryConnector(contract, (s) => s.establish(), { mapping: 'websocket' });
+  let why: string | undefined;
+  const connect = {
+    async open(ctx: Parameters<typeof silent.open>[0]) {
+      const opened = await silent.open(ctx);
+      return {
+        ...opened,
+        fallBack: async (err: { code: string }, c: typeof ctx) => {
+          why = err.code;
+          return { ...(await ws.open(c)), fallbackReason: 'WT_HANDSHAKE_TIMEOUT: no bytes' };
+        },
+      };
+    },
+  };
+  const client = new Client({ contract, connect, clock });
+  const p = client.connect();
+  await settle();
+  clock.advance(5000);
+  await p;
+  assert.equal(why, 'WT_HANDSHAKE_TIMEOUT');
+  assert.equal(silent.pairs[0]?.closeInfo?.server.code, 1002);
+  const snap = client.getSnapshot();
+  assert.equal(snap.status, 'connected');
+  assert.equal(snap.transport, 'websocket');
+  assert.equal(snap.fallbackReason, 'WT_HANDSHAKE_TIMEOUT: no bytes');
+  await client.close();
 });
