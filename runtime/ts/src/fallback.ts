@@ -29,22 +29,15 @@ export function shouldFallBack(err: unknown): boolean {
 }
 
 /**
- * What a fallback connector's open resolves with. While the session is on
- * the primary, fallBack opens the secondary: a client whose session on the
- * primary ended WT_HANDSHAKE_TIMEOUT (§4.1: "some clients establish a
- * WebTransport session successfully and then never transmit application
- * bytes") calls it with that error instead of failing.
- */
-export interface FallbackOpened extends Opened {
-  readonly fallBack?: (why: TransportError, ctx: ConnectContext) => Promise<Opened>;
-}
-
-/**
  * A connector that opens sessions through primary and, when primary's
  * error passes shouldFallBack, through secondary. Opened.fallbackReason
  * then names the error that made it fall back, with its code; conn.mapping
  * says which mapping carries the session. When both fail, the error
  * carries the secondary's code (the final answer) and says what each said.
+ * While the session is on the primary, Opened.fallBack opens the secondary:
+ * the client calls it when that session ended WT_HANDSHAKE_TIMEOUT before
+ * its handshake (§4.1), which only the engine can see; waiting here for the
+ * server's bytes would hold back this side's frame 0.
  */
 export function withFallback(primary: Connector, secondary: Connector): Connector {
   const fallBack = async (why: TransportError, ctx: ConnectContext): Promise<Opened> => {
@@ -57,7 +50,7 @@ export function withFallback(primary: Connector, secondary: Connector): Connecto
     return { conn: opened.conn, fallbackReason: describe(why) };
   };
   return {
-    async open(ctx: ConnectContext): Promise<FallbackOpened> {
+    async open(ctx: ConnectContext): Promise<Opened> {
       let opened: Opened;
       try {
         opened = await primary.open(ctx);

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 
 import type { CodeName } from '../src/codes.js';
 import { TransportError } from '../src/errors.js';
-import { shouldFallBack, withFallback, type FallbackOpened } from '../src/fallback.js';
+import { shouldFallBack, withFallback } from '../src/fallback.js';
 import type { Conn, ConnectContext, Connector, Opened } from '../src/transport.js';
 import { context, ManualClock } from './connector-fakes.js';
 
@@ -106,7 +106,7 @@ test('an attempt the client gave up on does not fall back', async () => {
 test('§4.1 a session on the first mapping offers fallBack, which opens the secondary after a handshake timeout', async () => {
   const ws = fakeConn('websocket');
   const secondary = scripted(ws);
-  const opened: FallbackOpened = await withFallback(scripted(fakeConn('webtransport')), secondary).open(ctx());
+  const opened = await withFallback(scripted(fakeConn('webtransport')), secondary).open(ctx());
   assert.equal(secondary.opens, 0);
   assert.ok(opened.fallBack !== undefined);
   const next = await opened.fallBack(new TransportError('WT_HANDSHAKE_TIMEOUT', 'no handshake within 5000 ms'), ctx());
