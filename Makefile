@@ -6,7 +6,7 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets fuzz
+.PHONY: test deps chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser fuzz
 
 test: deps fmt-check vet test-go test-runtime
 
@@ -58,6 +58,11 @@ bench-system:
 # Timing on a shared host is noisy, so this runs on demand, not in test.
 bench-targets:
 	$(GO) run ./cmd/tio-bench -scenario wt-emit,ws-emit -runs 15 -check
+
+# The TypeScript runtime in headless Chromium against the Go server, each
+# figure beside a raw WebTransport page in the same run (median of 5).
+bench-browser: deps
+	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s
