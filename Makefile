@@ -6,9 +6,9 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser fuzz
+.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser fuzz
 
-test: deps fmt-check vet test-go test-runtime
+test: deps fmt-check vet test-go test-runtime test-ts
 
 # What the browser tests need: playwright-core pinned in
 # tests/browser/package-lock.json, the runtime's pinned dev dependencies
@@ -45,6 +45,12 @@ test-go:
 
 test-runtime:
 	$(GO) test -race $(RACE_PKGS)
+
+# The TypeScript runtime (runtime/ts): its pinned tools from
+# package-lock.json (the rule under deps), the build (tsc to dist/ with .d.ts), the type checks with
+# TypeScript 5.9, 6.0 and 7.0, and the Node unit tests.
+test-ts: runtime/ts/node_modules/.package-lock.json
+	cd runtime/ts && npm run --silent build && node --import tsx --test test/*.test.ts
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
