@@ -78,14 +78,14 @@ const noRooms: readonly string[] = Object.freeze([]);
  * rendering); connect() opens the first session.
  */
 export class Client {
-  private readonly contract: CompiledContract;
-  private readonly connector: Connector;
-  private readonly reconnect: ReconnectOptions | undefined;
-  private readonly clock: Clock;
-  private readonly handlers = new Map<string, Set<Handler>>();
-  private readonly listeners = new Set<() => void>();
+  readonly #contract: CompiledContract;
+  readonly #connector: Connector;
+  readonly #reconnect: ReconnectOptions | undefined;
+  readonly #clock: Clock;
+  readonly #handlers = new Map<string, Set<Handler>>();
+  readonly #listeners = new Set<() => void>();
 
-  private snapshot: Snapshot = Object.freeze({
+  #snapshot: Snapshot = Object.freeze({
     status: 'idle',
     rooms: noRooms,
     lastError: null,
@@ -93,16 +93,16 @@ export class Client {
     transport: null,
     fallbackReason: null,
   });
-  private session: Session | undefined;
-  private lastStats: Stats = emptyStats;
+  #session: Session | undefined;
+  #lastStats: Stats = emptyStats;
   /** The run in progress (one at a time); undefined when idle or closed. */
-  private run: Run | undefined;
+  #run: Run | undefined;
 
   constructor(opts: ClientOptions) {
-    this.contract = compileContract(opts.contract);
-    this.connector = opts.connect;
-    this.clock = opts.clock ?? systemClock;
-    if (opts.reconnect !== undefined && opts.reconnect.minMs > 0 && opts.reconnect.maxMs >= opts.reconnect.minMs) this.reconnect = opts.reconnect;
+    this.#contract = compileContract(opts.contract);
+    this.#connector = opts.connect;
+    this.#clock = opts.clock ?? systemClock;
+    if (opts.reconnect !== undefined && opts.reconnect.minMs > 0 && opts.reconnect.maxMs >= opts.reconnect.minMs) this.#reconnect = opts.reconnect;
   }
 
   /**
@@ -113,11 +113,11 @@ export class Client {
    * server refuses, or close() is called.
    */
   connect(): Promise<void> {
-    if (this.run !== undefined && !this.run.stopped) return this.run.firstSession;
+    if (this.#run !== undefined && !this.#run.stopped) return this.#run.firstSession;
     const run = new Run();
-    this.run = run;
-    this.update({ status: 'connecting', lastError: null, refused: null });
-    void this.loop(run);
+    this.#run = run;
+    this.#update({ status: 'connecting', lastError: null, refused: null });
+    void this.#loop(run);
     return run.firstSession;
   }
 
@@ -128,12 +128,12 @@ export class Client {
   async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
     const n = typeof code === 'number' ? code : SessionCode[code];
     if (n === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `${String(code)} is not a session close code (§10.2)`);
-    const run = this.run;
+    const run = this.#run;
     if (run === undefined) return;
     run.stop(n, reason);
-    if (this.session !== undefined && !this.session.isEnded) {
-      this.update({ status: 'closing' });
-      const s = this.session;
+    if (this.#session !== undefined && !this.#session.isEnded) {
+      this.#update({ status: 'closing' });
+      const s = this.#session;
       s.close(n, reason);
       await s.ended;
     }
@@ -147,7 +147,7 @@ export class Client {
    * session.
    */
   emit(name: string, payload: unknown): void {
-    this.current().emit(name, payload);
+    this.#current().emit(name, payload);
   }
 
   /**
@@ -156,13 +156,13 @@ export class Client {
    * an event the client cannot receive.
    */
   on(name: string, handler: Handler): () => void {
-    const ev = this.contract.byName.get(name);
-    if (ev === undefined) throw new TypeError(`event '${name}' is not in contract ${this.contract.name}`);
+    const ev = this.#contract.byName.get(name);
+    if (ev === undefined) throw new TypeError(`event '${name}' is not in contract ${this.#contract.name}`);
     if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`event '${name}' is not an event the server sends`);
-    let set = this.handlers.get(name);
+    let set = this.#handlers.get(name);
     if (set === undefined) {
       set = new Set();
-      this.handlers.set(name, set);
+      this.#handlers.set(name, set);
     }
     // A wrapper per subscription, so one handler subscribed twice is two subscriptions.
     const sub: Handler = (v) => handler(v);
@@ -180,7 +180,7 @@ export class Client {
    * WT_LANE_UNAVAILABLE on the WebSocket mapping (§3.3).
    */
   async call(name: string, payload: unknown, opts: CallOptions = {}): Promise<unknown> {
-    const s = await this.ready(opts.signal);
+    const s = await this.#ready(opts.signal);
     return s.call(name, payload, opts.signal);
   }
 
@@ -193,7 +193,7 @@ export class Client {
     return {
       [Symbol.asyncIterator]: () => {
         let inner: AsyncGenerator<unknown, void, undefined> | undefined;
-        const start = async () => (inner ??= (await this.ready(opts.signal)).stream(name, payload, opts.signal));
+        const start = async () => (inner ??= (await this.#ready(opts.signal)).stream(name, payload, opts.signal));
         return {
           next: async () => (await start()).next(),
           return: async () => {
@@ -210,45 +210,45 @@ export class Client {
 
   /** Calls listener whenever getSnapshot() changes; returns the function that unsubscribes it. */
   subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
+    this.#listeners.add(listener);
     return () => {
-      this.listeners.delete(listener);
+      this.#listeners.delete(listener);
     };
   }
 
   /** The current snapshot: frozen, and the same object until something in it changes. */
   getSnapshot(): Snapshot {
-    return this.snapshot;
+    return this.#snapshot;
   }
 
   /** The current session's counters (the last session's once it ended). */
   stats(): Stats {
-    return this.session !== undefined ? this.session.stats() : this.lastStats;
+    return this.#session !== undefined ? this.#session.stats() : this.#lastStats;
   }
 
   // ---- internals ------------------------------------------------------
 
-  private current(): Session {
-    const s = this.session;
+  #current(): Session {
+    const s = this.#session;
     if (s === undefined || s.isEnded) {
-      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.snapshot.status}); connect() and retry`);
+      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
     }
     return s;
   }
 
   /** The session a call runs on: the current one, or the next one while connecting. */
-  private async ready(signal: AbortSignal | undefined): Promise<Session> {
-    const s = this.session;
+  async #ready(signal: AbortSignal | undefined): Promise<Session> {
+    const s = this.#session;
     if (s !== undefined && !s.isEnded) return s;
-    const run = this.run;
+    const run = this.#run;
     if (run === undefined || run.stopped) {
-      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.snapshot.status}); connect() and retry`);
+      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
     }
     return run.nextSession(signal);
   }
 
-  private update(patch: Partial<Snapshot>): void {
-    const cur = this.snapshot;
+  #update(patch: Partial<Snapshot>): void {
+    const cur = this.#snapshot;
     const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur };
     let changed = false;
     for (const k of Object.keys(patch) as Array<keyof Snapshot>) {
@@ -264,26 +264,26 @@ export class Client {
       }
     }
     if (!changed) return;
-    this.snapshot = Object.freeze(next);
-    for (const l of [...this.listeners]) l();
+    this.#snapshot = Object.freeze(next);
+    for (const l of [...this.#listeners]) l();
   }
 
   /** Dials sessions until stopped: every reconnect is a new session with the same handlers (§11). */
-  private async loop(run: Run): Promise<void> {
+  async #loop(run: Run): Promise<void> {
     let attempt = 0;
     for (;;) {
       let err: TransportError;
       let established = false;
       try {
-        const ctx = { clock: this.clock, signal: run.abort.signal };
-        let opened = await this.connector.open(ctx);
+        const ctx = { clock: this.#clock, signal: run.abort.signal };
+        let opened = await this.#connector.open(ctx);
         for (;;) {
           if (run.stopped) {
             opened.conn.close(run.closeCode, run.closeReason);
             err = new TransportError('WT_SESSION_CLOSED', 'the client was closed');
             break;
           }
-          ({ err, established } = await this.runSession(run, opened));
+          ({ err, established } = await this.#runSession(run, opened));
           // A mapping that opened and never handshook falls back, if the connector can (§4.1).
           if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || opened.fallBack === undefined || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
@@ -292,51 +292,51 @@ export class Client {
       } catch (e) {
         err = asTransportError(e);
       }
-      if (run.stopped || this.run !== run) break;
+      if (run.stopped || this.#run !== run) break;
       const refused = err instanceof RefusedError ? { reason: err.reason } : err.code === 'WT_UNAUTHORIZED' ? { reason: '' } : null;
-      this.update({ lastError: err, refused });
+      this.#update({ lastError: err, refused });
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
-      const wait = err.code === 'WT_UNAUTHORIZED' || this.reconnect === undefined ? undefined : backoff(this.reconnect, attempt++);
+      const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
       if (wait === undefined) {
         run.failed(established ? closedAfter(err) : err);
         break;
       }
-      this.update({ status: 'connecting' });
-      if (!(await run.sleep(this.clock, wait))) break;
+      this.#update({ status: 'connecting' });
+      if (!(await run.sleep(this.#clock, wait))) break;
     }
-    if (this.run === run) {
-      this.run = undefined;
-      this.update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
+    if (this.#run === run) {
+      this.#run = undefined;
+      this.#update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
     }
     run.finish();
   }
 
   /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
-  private async runSession(run: Run, opened: Opened): Promise<{ err: TransportError; established: boolean }> {
-    const s = new Session(opened.conn, this.contract, {
-      clock: this.clock,
-      handlers: this.handlers,
+  async #runSession(run: Run, opened: Opened): Promise<{ err: TransportError; established: boolean }> {
+    const s = new Session(opened.conn, this.#contract, {
+      clock: this.#clock,
+      handlers: this.#handlers,
       onChange: () => {
-        if (this.session === s) this.update({ rooms: s.rooms() });
+        if (this.#session === s) this.#update({ rooms: s.rooms() });
       },
     });
-    this.session = s;
-    this.update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
+    this.#session = s;
+    this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
     s.start();
     let established = false;
     try {
       await s.established;
       established = true;
-      this.update({ status: 'connected', lastError: null, refused: null });
+      this.#update({ status: 'connected', lastError: null, refused: null });
       run.established(s);
     } catch {
       // How it ended comes from s.ended below.
     }
     const err = await s.ended;
-    this.lastStats = s.stats();
-    if (this.session === s) {
-      this.session = undefined;
-      this.update({ rooms: noRooms, transport: null, fallbackReason: null });
+    this.#lastStats = s.stats();
+    if (this.#session === s) {
+      this.#session = undefined;
+      this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
     }
     return { err, established };
   }
@@ -372,39 +372,39 @@ class Run {
   closeReason = '';
   readonly firstSession: Promise<void>;
   readonly done: Promise<void>;
-  private settledFirst = false;
-  private resolveFirst!: () => void;
-  private rejectFirst!: (e: unknown) => void;
-  private resolveDone!: () => void;
-  private waiters = new Set<{ resolve: (s: Session) => void; reject: (e: unknown) => void }>();
-  private wake: (() => void) | undefined;
+  #settledFirst = false;
+  #resolveFirst!: () => void;
+  #rejectFirst!: (e: unknown) => void;
+  #resolveDone!: () => void;
+  #waiters = new Set<{ resolve: (s: Session) => void; reject: (e: unknown) => void }>();
+  #wake: (() => void) | undefined;
 
   constructor() {
     this.firstSession = new Promise<void>((resolve, reject) => {
-      this.resolveFirst = resolve;
-      this.rejectFirst = reject;
+      this.#resolveFirst = resolve;
+      this.#rejectFirst = reject;
     });
     // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
     this.firstSession.catch(() => {});
-    this.done = new Promise<void>((r) => (this.resolveDone = r));
+    this.done = new Promise<void>((r) => (this.#resolveDone = r));
   }
 
   established(s: Session): void {
-    if (!this.settledFirst) {
-      this.settledFirst = true;
-      this.resolveFirst();
+    if (!this.#settledFirst) {
+      this.#settledFirst = true;
+      this.#resolveFirst();
     }
-    for (const w of this.waiters) w.resolve(s);
-    this.waiters.clear();
+    for (const w of this.#waiters) w.resolve(s);
+    this.#waiters.clear();
   }
 
   failed(e: unknown): void {
-    if (!this.settledFirst) {
-      this.settledFirst = true;
-      this.rejectFirst(e);
+    if (!this.#settledFirst) {
+      this.#settledFirst = true;
+      this.#rejectFirst(e);
     }
-    for (const w of this.waiters) w.reject(e);
-    this.waiters.clear();
+    for (const w of this.#waiters) w.reject(e);
+    this.#waiters.clear();
   }
 
   /** The next session established, for a call made while connecting. */
@@ -421,12 +421,12 @@ class Run {
         },
       };
       const onAbort = () => {
-        this.waiters.delete(w);
+        this.#waiters.delete(w);
         reject(new TransportError('WT_ABORTED', 'the call was cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do: the caller cancelled it.' }));
       };
       if (signal?.aborted === true) return onAbort();
       signal?.addEventListener('abort', onAbort);
-      this.waiters.add(w);
+      this.#waiters.add(w);
     });
   }
 
@@ -437,17 +437,17 @@ class Run {
     this.closeReason = reason;
     this.abort.abort();
     this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
-    this.wake?.();
+    this.#wake?.();
   }
 
   /** Waits ms on clock; false when stopped first. */
   sleep(clock: Clock, ms: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const timer = clock.setTimeout(() => {
-        this.wake = undefined;
+        this.#wake = undefined;
         resolve(true);
       }, ms);
-      this.wake = () => {
+      this.#wake = () => {
         clock.clearTimeout(timer);
         resolve(false);
       };
@@ -456,6 +456,6 @@ class Run {
 
   finish(): void {
     this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
-    this.resolveDone();
+    this.#resolveDone();
   }
 }

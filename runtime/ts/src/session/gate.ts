@@ -23,10 +23,10 @@ interface Entry {
 
 export class SequenceGate {
   // Keyed origin → event: the pair does not fit one exact JS number.
-  private readonly index = new Map<number, Map<number, Entry>>();
-  private size = 0;
-  private head: Entry | undefined;
-  private tail: Entry | undefined;
+  readonly #index = new Map<number, Map<number, Entry>>();
+  #size = 0;
+  #head: Entry | undefined;
+  #tail: Entry | undefined;
   /** Pairs dropped because the gate was full (not the ones that expired). */
   evicted = 0;
 
@@ -37,7 +37,7 @@ export class SequenceGate {
 
   /** Pairs held now, expired ones included until the next accept sweeps them. */
   get pairs(): number {
-    return this.size;
+    return this.#size;
   }
 
   /**
@@ -46,54 +46,54 @@ export class SequenceGate {
    */
   accept(origin: number, eventId: number, seq: number): boolean {
     const now = this.clock.now();
-    while (this.tail !== undefined && now - this.tail.seen >= SequenceRetention) this.remove(this.tail);
-    const e = this.index.get(origin)?.get(eventId);
+    while (this.#tail !== undefined && now - this.#tail.seen >= SequenceRetention) this.#remove(this.#tail);
+    const e = this.#index.get(origin)?.get(eventId);
     if (e !== undefined) {
       e.seen = now;
-      this.unlink(e);
-      this.pushFront(e);
+      this.#unlink(e);
+      this.#pushFront(e);
       if (!seqNewer(seq, e.seq)) return false;
       e.seq = seq;
       return true;
     }
-    if (this.size >= this.capacity && this.tail !== undefined) {
-      this.remove(this.tail);
+    if (this.#size >= this.capacity && this.#tail !== undefined) {
+      this.#remove(this.#tail);
       this.evicted++;
     }
     const entry: Entry = { origin, eventId, seq, seen: now, prev: undefined, next: undefined };
-    let byEvent = this.index.get(origin);
+    let byEvent = this.#index.get(origin);
     if (byEvent === undefined) {
       byEvent = new Map();
-      this.index.set(origin, byEvent);
+      this.#index.set(origin, byEvent);
     }
     byEvent.set(eventId, entry);
-    this.size++;
-    this.pushFront(entry);
+    this.#size++;
+    this.#pushFront(entry);
     return true;
   }
 
-  private remove(e: Entry): void {
-    this.unlink(e);
-    const byEvent = this.index.get(e.origin);
+  #remove(e: Entry): void {
+    this.#unlink(e);
+    const byEvent = this.#index.get(e.origin);
     if (byEvent !== undefined) {
       byEvent.delete(e.eventId);
-      if (byEvent.size === 0) this.index.delete(e.origin);
+      if (byEvent.size === 0) this.#index.delete(e.origin);
     }
-    this.size--;
+    this.#size--;
   }
 
-  private unlink(e: Entry): void {
+  #unlink(e: Entry): void {
     if (e.prev !== undefined) e.prev.next = e.next;
-    else this.head = e.next;
+    else this.#head = e.next;
     if (e.next !== undefined) e.next.prev = e.prev;
-    else this.tail = e.prev;
+    else this.#tail = e.prev;
     e.prev = e.next = undefined;
   }
 
-  private pushFront(e: Entry): void {
-    e.next = this.head;
-    if (this.head !== undefined) this.head.prev = e;
-    this.head = e;
-    if (this.tail === undefined) this.tail = e;
+  #pushFront(e: Entry): void {
+    e.next = this.#head;
+    if (this.#head !== undefined) this.#head.prev = e;
+    this.#head = e;
+    if (this.#tail === undefined) this.#tail = e;
   }
 }

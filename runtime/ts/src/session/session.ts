@@ -144,41 +144,41 @@ export class Session {
   /** Resolves (never rejects) with how the session ended. */
   readonly ended: Promise<TransportError>;
 
-  private readonly conn: Conn;
-  private readonly contract: CompiledContract;
-  private readonly clock: Clock;
-  private readonly handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  private readonly onChange: () => void;
+  readonly #conn: Conn;
+  readonly #contract: CompiledContract;
+  readonly #clock: Clock;
+  readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
+  readonly #onChange: () => void;
 
-  private hsState: HandshakeState = 'pending';
-  private hsTimer: unknown;
-  private resolveEstablished!: () => void;
-  private rejectEstablished!: (e: TransportError) => void;
-  private endError: TransportError | undefined;
-  private readonly endListeners = new Set<() => void>();
+  #hsState: HandshakeState = 'pending';
+  #hsTimer: unknown;
+  #resolveEstablished!: () => void;
+  #rejectEstablished!: (e: TransportError) => void;
+  #endError: TransportError | undefined;
+  readonly #endListeners = new Set<() => void>();
 
   // The emit queue (§9): a ring of frames not yet taken by the writer, held
   // as header fields and payload so a batch encodes every header into the
   // buffer it writes.
-  private readonly qType = new Uint8Array(EmitQueueFrames);
-  private readonly qCodec = new Uint8Array(EmitQueueFrames);
-  private readonly qId = new Uint32Array(EmitQueueFrames);
-  private readonly qPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames);
-  private qHead = 0;
-  private qLen = 0;
-  private wakeWriter: (() => void) | undefined;
+  readonly #qType = new Uint8Array(EmitQueueFrames);
+  readonly #qCodec = new Uint8Array(EmitQueueFrames);
+  readonly #qId = new Uint32Array(EmitQueueFrames);
+  readonly #qPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames);
+  #qHead = 0;
+  #qLen = 0;
+  #wakeWriter: (() => void) | undefined;
   // The batch the writer took: at most a full queue plus the datagrams moved beside it.
-  private readonly bType = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
-  private readonly bCodec = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
-  private readonly bId = new Uint32Array(EmitQueueFrames + DatagramLaneMark);
-  private readonly bPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames + DatagramLaneMark);
+  readonly #bType = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
+  readonly #bCodec = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
+  readonly #bId = new Uint32Array(EmitQueueFrames + DatagramLaneMark);
+  readonly #bPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames + DatagramLaneMark);
 
-  private readonly ring: DatagramRing;
-  private readonly gate: SequenceGate;
-  private readonly seqs = new Map<number, number>();
-  private readonly roomSet = new Set<string>();
+  readonly #ring: DatagramRing;
+  readonly #gate: SequenceGate;
+  readonly #seqs = new Map<number, number>();
+  readonly #roomSet = new Set<string>();
 
-  private counters = {
+  #counters = {
     staleReceived: 0,
     unknownDropped: 0,
     validationDropped: 0,
@@ -188,112 +188,112 @@ export class Session {
   };
 
   constructor(conn: Conn, contract: CompiledContract, opts: SessionOptions) {
-    this.conn = conn;
+    this.#conn = conn;
     this.mapping = conn.mapping;
-    this.contract = contract;
-    this.clock = opts.clock;
-    this.handlers = opts.handlers;
-    this.onChange = opts.onChange ?? (() => {});
-    this.ring = new DatagramRing(this.clock);
-    this.gate = new SequenceGate(this.clock);
+    this.#contract = contract;
+    this.#clock = opts.clock;
+    this.#handlers = opts.handlers;
+    this.#onChange = opts.onChange ?? (() => {});
+    this.#ring = new DatagramRing(this.#clock);
+    this.#gate = new SequenceGate(this.#clock);
     this.established = new Promise<void>((resolve, reject) => {
-      this.resolveEstablished = resolve;
-      this.rejectEstablished = reject;
+      this.#resolveEstablished = resolve;
+      this.#rejectEstablished = reject;
     });
     // A session that ends before anyone awaits `established` is not an unhandled rejection.
     this.established.catch(() => {});
-    this.ended = conn.closed.then((info) => this.end(info));
+    this.ended = conn.closed.then((info) => this.#end(info));
   }
 
   /** Runs the session: the reliability check (§2), then the handshake deadline and the lanes. Returns at once. */
   start(): void {
     // §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
-    if (this.mapping === 'websocket' && this.contract.firstUndeclared !== '') {
-      this.closeWith(
+    if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
+      this.#closeWith(
         SessionCode.WT_RELIABILITY_REFUSED,
-        `event '${this.contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
+        `event '${this.#contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
       );
       return;
     }
-    this.hsTimer = this.clock.setTimeout(() => this.handshakeExpired(), HandshakeTimeout);
-    void this.writeLoop();
-    void this.readLoop();
-    if (this.mapping === 'webtransport' && this.conn.receiveDatagram !== undefined) void this.receiveDatagrams();
+    this.#hsTimer = this.#clock.setTimeout(() => this.#handshakeExpired(), HandshakeTimeout);
+    void this.#writeLoop();
+    void this.#readLoop();
+    if (this.mapping === 'webtransport' && this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
   }
 
   /** Whether the session has ended. */
   get isEnded(): boolean {
-    return this.endError !== undefined;
+    return this.#endError !== undefined;
   }
 
   /** The client's view of its own rooms (§6.5), sorted. */
   rooms(): string[] {
-    return [...this.roomSet].sort();
+    return [...this.#roomSet].sort();
   }
 
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
   close(code: number, reason: string): void {
-    this.closeWith(code, reason);
+    this.#closeWith(code, reason);
   }
 
   stats(): Stats {
     return {
-      emitQueueDepth: this.qLen,
-      overflowDropped: this.ring.overflowDropped,
-      staleDropped: this.ring.staleDropped,
-      ...this.counters,
+      emitQueueDepth: this.#qLen,
+      overflowDropped: this.#ring.overflowDropped,
+      staleDropped: this.#ring.staleDropped,
+      ...this.#counters,
     };
   }
 
-  private closeWith(code: number, reason: string): void {
-    this.conn.close(code, cutReason(reason, MaxCloseReason));
+  #closeWith(code: number, reason: string): void {
+    this.#conn.close(code, cutReason(reason, MaxCloseReason));
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
-  private protocolError(err: unknown): void {
+  #protocolError(err: unknown): void {
     if (!(err instanceof TransportError)) {
-      this.closeWith(SessionCode.WT_PROTOCOL_ERROR, String(err));
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, String(err));
       return;
     }
     const n = (SessionCode as Record<string, number>)[err.code];
-    this.closeWith(n ?? SessionCode.WT_PROTOCOL_ERROR, err.message);
+    this.#closeWith(n ?? SessionCode.WT_PROTOCOL_ERROR, err.message);
   }
 
-  private end(info: CloseInfo): TransportError {
+  #end(info: CloseInfo): TransportError {
     const err = closeError(info);
-    this.endError = err;
-    if (this.hsState === 'pending') this.hsState = 'failed';
-    this.clock.clearTimeout(this.hsTimer);
-    this.rejectEstablished(err);
-    for (let i = 0; i < this.qLen; i++) this.qPayload[(this.qHead + i) % EmitQueueFrames] = undefined;
-    this.qLen = 0;
-    this.ring.clear();
-    this.wakeWriter?.();
-    for (const l of [...this.endListeners]) l();
-    this.endListeners.clear();
-    this.onChange();
+    this.#endError = err;
+    if (this.#hsState === 'pending') this.#hsState = 'failed';
+    this.#clock.clearTimeout(this.#hsTimer);
+    this.#rejectEstablished(err);
+    for (let i = 0; i < this.#qLen; i++) this.#qPayload[(this.#qHead + i) % EmitQueueFrames] = undefined;
+    this.#qLen = 0;
+    this.#ring.clear();
+    this.#wakeWriter?.();
+    for (const l of [...this.#endListeners]) l();
+    this.#endListeners.clear();
+    this.#onChange();
     return err;
   }
 
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
-    const cause = this.endError;
+    const cause = this.#endError;
     return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'it is closing'), { cause });
   }
 
-  private handshakeExpired(): void {
-    if (this.hsState !== 'pending') return;
-    this.hsState = 'failed';
-    this.closeWith(SessionCode.WT_HANDSHAKE_TIMEOUT, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
+  #handshakeExpired(): void {
+    if (this.#hsState !== 'pending') return;
+    this.#hsState = 'failed';
+    this.#closeWith(SessionCode.WT_HANDSHAKE_TIMEOUT, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
   }
 
   // ---- sending --------------------------------------------------------
 
   /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
-  private lookupSend(name: string, shape: CompiledEvent['shape'], lane?: CompiledEvent['lane']): CompiledEvent {
-    const ev = this.contract.byName.get(name);
-    if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `event '${name}' is not in contract ${this.contract.name}`);
+  #lookupSend(name: string, shape: CompiledEvent['shape'], lane?: CompiledEvent['lane']): CompiledEvent {
+    const ev = this.#contract.byName.get(name);
+    if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `event '${name}' is not in contract ${this.#contract.name}`);
     if (ev.shape !== shape || (lane !== undefined && ev.lane !== lane)) {
       throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${lane ?? ev.lane} ${shape} one`);
     }
@@ -309,59 +309,59 @@ export class Session {
    * WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
    */
   emit(name: string, value: unknown): void {
-    const ev = this.lookupSend(name, 'emit');
-    if (this.endError !== undefined) throw this.closedError();
+    const ev = this.#lookupSend(name, 'emit');
+    if (this.#endError !== undefined) throw this.closedError();
     const payload = encodeValue(ev, ev.payloadCodec, value, 'payload');
     if (ev.lane === 'reliable') {
       checkFrame(FrameType.EMIT, ev.payloadCodec, ev.id, payload.length);
-      this.enqueue(FrameType.EMIT, ev.payloadCodec, ev.id, payload);
+      this.#enqueue(FrameType.EMIT, ev.payloadCodec, ev.id, payload);
     } else {
-      this.sendDatagram(ev, payload);
+      this.#sendDatagram(ev, payload);
     }
   }
 
-  private enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
-    if (this.qLen === EmitQueueFrames) {
-      this.closeWith(SessionCode.WT_PEER_TOO_SLOW, `emit queue exceeded ${EmitQueueFrames} frames (§9)`);
+  #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
+    if (this.#qLen === EmitQueueFrames) {
+      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, `emit queue exceeded ${EmitQueueFrames} frames (§9)`);
       throw new TransportError('WT_PEER_TOO_SLOW', `the emit queue held ${EmitQueueFrames} frames; the session was closed (§9)`);
     }
-    const i = (this.qHead + this.qLen) % EmitQueueFrames;
-    this.qType[i] = type;
-    this.qCodec[i] = codec;
-    this.qId[i] = id;
-    this.qPayload[i] = payload;
-    this.qLen++;
-    this.wake();
+    const i = (this.#qHead + this.#qLen) % EmitQueueFrames;
+    this.#qType[i] = type;
+    this.#qCodec[i] = codec;
+    this.#qId[i] = id;
+    this.#qPayload[i] = payload;
+    this.#qLen++;
+    this.#wake();
   }
 
-  private wake(): void {
-    const w = this.wakeWriter;
+  #wake(): void {
+    const w = this.#wakeWriter;
     if (w !== undefined) {
-      this.wakeWriter = undefined;
+      this.#wakeWriter = undefined;
       w();
     }
   }
 
-  private sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
+  #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
     if (payload.length === 0) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}': a datagram payload cannot be empty (§7.2)`);
-    const limit = maxDatagramPayload(this.conn.maxDatagramSize());
+    const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `event '${ev.name}': payload of ${payload.length} bytes exceeds the ${limit}-byte datagram limit (§7.4)`);
     }
-    const seq = nextSeq(this.seqs.get(ev.id) ?? 0);
-    this.seqs.set(ev.id, seq);
+    const seq = nextSeq(this.#seqs.get(ev.id) ?? 0);
+    this.#seqs.set(ev.id, seq);
     const b = new Uint8Array(DatagramHeaderLen + payload.length);
     putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
     b.set(payload, DatagramHeaderLen);
-    this.ring.push(b);
+    this.#ring.push(b);
     if (this.mapping === 'websocket') {
-      this.wake();
+      this.#wake();
       return;
     }
     // sendDatagram never waits, so the ring drains at once; it holds what
     // the WebSocket mapping's emit lane cannot take yet (§3.3).
-    const send = this.conn.sendDatagram;
-    for (let d = this.ring.pop(); d !== undefined; d = this.ring.pop()) {
+    const send = this.#conn.sendDatagram;
+    for (let d = this.#ring.pop(); d !== undefined; d = this.#ring.pop()) {
       try {
         send?.(d);
       } catch {
@@ -377,101 +377,101 @@ export class Session {
    * the WebSocket mapping it also moves unreliable frames from the ring onto
    * the lane while fewer than 32 emit frames are in the batch (§3.3).
    */
-  private async writeLoop(): Promise<void> {
+  async #writeLoop(): Promise<void> {
     let st: SendStream;
     try {
-      st = await this.conn.openEmit();
+      st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.closeWith(SessionCode.WT_PROTOCOL_ERROR, 'cannot open the emit stream: ' + messageOf(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'cannot open the emit stream: ' + messageOf(e));
       return;
     }
-    const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.contract.table });
+    const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
     try {
       await st.write(encodeFrame(FrameType.HANDSHAKE, Codec.JSON, 0, hs));
     } catch (e) {
-      this.writeFailed(e);
+      this.#writeFailed(e);
       return;
     }
     for (;;) {
       if (this.isEnded) return;
-      if (this.qLen === 0 && (this.mapping !== 'websocket' || this.ring.length === 0)) {
-        await new Promise<void>((resolve) => (this.wakeWriter = resolve));
+      if (this.#qLen === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+        await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
         continue;
       }
       try {
-        await this.writeQueued(st);
+        await this.#writeQueued(st);
       } catch (e) {
-        this.writeFailed(e);
+        this.#writeFailed(e);
         return;
       }
     }
   }
 
   /** Takes every queued frame (and datagrams on the WebSocket mapping) and writes them in as few writes as fit. */
-  private async writeQueued(st: SendStream): Promise<void> {
+  async #writeQueued(st: SendStream): Promise<void> {
     // Take the frames: the queue is free for new emits while this batch is written.
-    const n = this.qLen;
+    const n = this.#qLen;
     for (let i = 0; i < n; i++) {
-      const k = (this.qHead + i) % EmitQueueFrames;
-      this.bType[i] = this.qType[k] as number;
-      this.bCodec[i] = this.qCodec[k] as number;
-      this.bId[i] = this.qId[k] as number;
-      this.bPayload[i] = this.qPayload[k];
-      this.qPayload[k] = undefined;
+      const k = (this.#qHead + i) % EmitQueueFrames;
+      this.#bType[i] = this.#qType[k] as number;
+      this.#bCodec[i] = this.#qCodec[k] as number;
+      this.#bId[i] = this.#qId[k] as number;
+      this.#bPayload[i] = this.#qPayload[k];
+      this.#qPayload[k] = undefined;
     }
-    this.qHead = (this.qHead + n) % EmitQueueFrames;
-    this.qLen = 0;
+    this.#qHead = (this.#qHead + n) % EmitQueueFrames;
+    this.#qLen = 0;
     let count = n;
     if (this.mapping === 'websocket') {
       // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
       for (let room = DatagramLaneMark - n; room > 0; room--) {
-        const d = this.ring.pop();
+        const d = this.#ring.pop();
         if (d === undefined) break;
-        this.bType[count] = FrameType.DATAGRAM;
-        this.bCodec[count] = Codec.JSON;
-        this.bId[count] = 0;
-        this.bPayload[count++] = d;
+        this.#bType[count] = FrameType.DATAGRAM;
+        this.#bCodec[count] = Codec.JSON;
+        this.#bId[count] = 0;
+        this.#bPayload[count++] = d;
       }
     }
     let start = 0;
     while (start < count) {
       let end = start + 1;
-      let size = HeaderLen + (this.bPayload[start] as Uint8Array).length;
-      while (end < count && size + HeaderLen + (this.bPayload[end] as Uint8Array).length <= emitFlushAt) {
-        size += HeaderLen + (this.bPayload[end] as Uint8Array).length;
+      let size = HeaderLen + (this.#bPayload[start] as Uint8Array).length;
+      while (end < count && size + HeaderLen + (this.#bPayload[end] as Uint8Array).length <= emitFlushAt) {
+        size += HeaderLen + (this.#bPayload[end] as Uint8Array).length;
         end++;
       }
       // One buffer per write: every header of the batch is encoded into it.
       const buf = new Uint8Array(size);
       let off = 0;
       for (let j = start; j < end; j++) {
-        const p = this.bPayload[j] as Uint8Array;
-        putHeader(buf, off, this.bType[j] as number, this.bCodec[j] as number, this.bId[j] as number, p.length);
+        const p = this.#bPayload[j] as Uint8Array;
+        putHeader(buf, off, this.#bType[j] as number, this.#bCodec[j] as number, this.#bId[j] as number, p.length);
         buf.set(p, off + HeaderLen);
         off += HeaderLen + p.length;
-        this.bPayload[j] = undefined;
+        this.#bPayload[j] = undefined;
       }
       await st.write(buf);
       start = end;
     }
   }
 
-  private writeFailed(e: unknown): void {
+  #writeFailed(e: unknown): void {
     if (this.isEnded || isSessionEnd(e)) return;
     if (e instanceof StreamResetError) {
-      this.closeWith(SessionCode.WT_PROTOCOL_ERROR, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
       return;
     }
-    this.closeWith(SessionCode.WT_PROTOCOL_ERROR, 'emit stream write failed: ' + messageOf(e));
+    this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'emit stream write failed: ' + messageOf(e));
   }
 
   // ---- receiving ------------------------------------------------------
 
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
-  private async readLoop(): Promise<void> {
+  async #readLoop(): Promise<void> {
     let rs: ReceiveStream;
     try {
-      rs = await this.conn.acceptEmit();
+      rs = await this.#conn.acceptEmit();
     } catch {
       return; // the session ended; a peer that never opens it meets the deadline
     }
@@ -482,13 +482,13 @@ export class Session {
       try {
         chunk = await rs.read();
       } catch (e) {
-        this.readFailed(e);
+        this.#readFailed(e);
         return;
       }
       if (this.isEnded) return;
       if (chunk === null) {
         // The peer finished its emit stream: its close (or loss) follows.
-        if (!dec.atBoundary) this.closeWith(SessionCode.WT_PROTOCOL_ERROR, "the peer's emit stream ended inside a frame (§5)");
+        if (!dec.atBoundary) this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, "the peer's emit stream ended inside a frame (§5)");
         return;
       }
       dec.push(chunk);
@@ -497,28 +497,28 @@ export class Session {
         try {
           f = dec.next();
         } catch (e) {
-          this.protocolError(e);
+          this.#protocolError(e);
           return;
         }
         if (f === undefined) break;
         if (first) {
           first = false;
           if (f.type !== FrameType.HANDSHAKE) {
-            this.closeWith(SessionCode.WT_PROTOCOL_ERROR, `frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
+            this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
             return;
           }
-          if (!this.acceptHandshake(f.payload)) return;
+          if (!this.#acceptHandshake(f.payload)) return;
           continue;
         }
-        if (!this.dispatch(f) || this.isEnded) return;
+        if (!this.#dispatch(f) || this.isEnded) return;
       }
     }
   }
 
-  private readFailed(e: unknown): void {
+  #readFailed(e: unknown): void {
     if (this.isEnded || isSessionEnd(e)) return;
     if (e instanceof StreamResetError) {
-      this.closeWith(
+      this.#closeWith(
         SessionCode.WT_PROTOCOL_ERROR,
         `the peer reset its emit stream with code ${e.code ?? 'unknown'}; it lives for the whole session (§3.1, §5.5)`,
       );
@@ -526,94 +526,94 @@ export class Session {
   }
 
   /** Applies §4.2–§4.4 to the server's frame 0: version first, then the event table (fatal on conflict), then features. */
-  private acceptHandshake(payload: Uint8Array): boolean {
+  #acceptHandshake(payload: Uint8Array): boolean {
     let h;
     try {
       h = decodeHandshake(payload);
     } catch (e) {
-      this.protocolError(e);
+      this.#protocolError(e);
       return false;
     }
     if (h.v !== ProtocolVersion) {
-      this.closeWith(SessionCode.WT_PROTOCOL_VERSION_MISMATCH, `protocol version ${ProtocolVersion} here and ${h.v} at the peer (§4.2)`);
+      this.#closeWith(SessionCode.WT_PROTOCOL_VERSION_MISMATCH, `protocol version ${ProtocolVersion} here and ${h.v} at the peer (§4.2)`);
       return false;
     }
     try {
-      compareTables(this.contract.table, h.events);
+      compareTables(this.#contract.table, h.events);
     } catch (e) {
-      this.protocolError(e);
+      this.#protocolError(e);
       return false;
     }
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    if (this.hsState !== 'pending') return false;
-    this.hsState = 'accepted';
-    this.clock.clearTimeout(this.hsTimer);
-    this.resolveEstablished();
-    this.onChange();
+    if (this.#hsState !== 'pending') return false;
+    this.#hsState = 'accepted';
+    this.#clock.clearTimeout(this.#hsTimer);
+    this.#resolveEstablished();
+    this.#onChange();
     return true;
   }
 
   /** Handles one frame of the server's emit stream after the handshake; false when it closed the session. */
-  private dispatch(f: Frame): boolean {
+  #dispatch(f: Frame): boolean {
     switch (f.type) {
       case FrameType.EMIT:
-        return this.receiveEmit(f);
+        return this.#receiveEmit(f);
       case FrameType.JOIN:
       case FrameType.LEAVE: {
         let room: string;
         try {
           room = parseRoom(f.payload);
         } catch (e) {
-          this.protocolError(e);
+          this.#protocolError(e);
           return false;
         }
-        const had = this.roomSet.has(room);
-        if (f.type === FrameType.JOIN) this.roomSet.add(room);
-        else this.roomSet.delete(room);
-        if (had !== (f.type === FrameType.JOIN)) this.onChange();
+        const had = this.#roomSet.has(room);
+        if (f.type === FrameType.JOIN) this.#roomSet.add(room);
+        else this.#roomSet.delete(room);
+        if (had !== (f.type === FrameType.JOIN)) this.#onChange();
         return true;
       }
       case FrameType.DATAGRAM:
         if (this.mapping !== 'websocket') {
-          this.closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping, where unreliable events travel as datagrams (§3.3)');
+          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping, where unreliable events travel as datagrams (§3.3)');
           return false;
         }
-        return this.receiveDatagram(f.payload);
+        return this.#receiveDatagram(f.payload);
     }
-    this.closeWith(SessionCode.WT_PROTOCOL_ERROR, `${frameTypeName(f.type)} frame on the emit stream (§5.2)`);
+    this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `${frameTypeName(f.type)} frame on the emit stream (§5.2)`);
     return false;
   }
 
   /** The per-message rules of an EMIT (§5.3, §5.4): unknown id dropped and counted, codec differing from the slot a protocol error. */
-  private receiveEmit(f: Frame): boolean {
-    const ev = this.contract.byId.get(f.eventId);
+  #receiveEmit(f: Frame): boolean {
+    const ev = this.#contract.byId.get(f.eventId);
     if (ev === undefined) {
-      this.counters.unknownDropped++;
+      this.#counters.unknownDropped++;
       return true;
     }
     if (ev.shape !== 'emit' || ev.lane !== 'reliable') {
-      this.closeWith(SessionCode.WT_PROTOCOL_ERROR, `EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
       return false;
     }
     if (f.codec !== ev.payloadCodec) {
-      this.closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, f.codec));
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, f.codec));
       return false;
     }
     if (!ev.sentByServer) {
-      this.counters.directionDropped++;
+      this.#counters.directionDropped++;
       return true;
     }
-    this.deliver(ev, f.payload);
+    this.#deliver(ev, f.payload);
     return true;
   }
 
-  private deliver(ev: CompiledEvent, payload: Uint8Array): void {
-    const handlers = this.handlers.get(ev.name);
+  #deliver(ev: CompiledEvent, payload: Uint8Array): void {
+    const handlers = this.#handlers.get(ev.name);
     let value: unknown;
     try {
       value = decodeValue(ev, ev.payloadCodec, payload, ev.spec.validate, 'payload');
     } catch {
-      this.counters.validationDropped++;
+      this.#counters.validationDropped++;
       return;
     }
     if (handlers === undefined) return;
@@ -622,7 +622,7 @@ export class Session {
         h(value);
       } catch (e) {
         if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') {
-          this.counters.validationDropped++;
+          this.#counters.validationDropped++;
           continue;
         }
         // The application's own failure: reported as an uncaught error
@@ -633,8 +633,8 @@ export class Session {
   }
 
   /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
-  private async receiveDatagrams(): Promise<void> {
-    const receive = this.conn.receiveDatagram as () => Promise<Uint8Array | null>;
+  async #receiveDatagrams(): Promise<void> {
+    const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     for (;;) {
       let b: Uint8Array | null;
       try {
@@ -643,46 +643,46 @@ export class Session {
         return;
       }
       if (b === null || this.isEnded) return;
-      if (this.hsState !== 'accepted') {
-        this.counters.earlyDiscarded++;
+      if (this.#hsState !== 'accepted') {
+        this.#counters.earlyDiscarded++;
         continue;
       }
-      if (!this.receiveDatagram(b)) return;
+      if (!this.#receiveDatagram(b)) return;
     }
   }
 
   /** Applies §7.2 and §7.3 to one datagram, from the transport or a DATAGRAM frame; false when it closed the session. */
-  private receiveDatagram(b: Uint8Array): boolean {
+  #receiveDatagram(b: Uint8Array): boolean {
     let d;
     try {
       d = parseDatagram(b);
     } catch {
-      this.counters.malformedDropped++;
+      this.#counters.malformedDropped++;
       return true;
     }
     if (d === undefined) return true; // shorter than the header: a probe or nothing (§7.2)
-    const ev = this.contract.byId.get(d.eventId);
+    const ev = this.#contract.byId.get(d.eventId);
     if (ev === undefined) {
-      this.counters.unknownDropped++;
+      this.#counters.unknownDropped++;
       return true;
     }
     if (ev.lane !== 'unreliable') {
-      this.closeWith(SessionCode.WT_PROTOCOL_ERROR, `a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
       return false;
     }
     if (d.codec !== ev.payloadCodec) {
-      this.closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, d.codec));
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, d.codec));
       return false;
     }
     if (!ev.sentByServer) {
-      this.counters.directionDropped++;
+      this.#counters.directionDropped++;
       return true;
     }
-    if (!this.gate.accept(d.origin, d.eventId, d.seq)) {
-      this.counters.staleReceived++;
+    if (!this.#gate.accept(d.origin, d.eventId, d.seq)) {
+      this.#counters.staleReceived++;
       return true;
     }
-    this.deliver(ev, d.payload);
+    this.#deliver(ev, d.payload);
     return true;
   }
 
@@ -696,10 +696,10 @@ export class Session {
    * session stays up (§3.3).
    */
   async call(name: string, value: unknown, signal?: AbortSignal): Promise<unknown> {
-    const ev = this.lookupSend(name, 'returns');
+    const ev = this.#lookupSend(name, 'returns');
     const guard = new CallGuard(this, ev, signal);
     try {
-      const st = await this.openCall(ev, value, guard, true);
+      const st = await this.#openCall(ev, value, guard, true);
       const dec = new FrameDecoder();
       let response: Uint8Array | undefined;
       for (;;) {
@@ -742,12 +742,12 @@ export class Session {
    * loop starts.
    */
   async *stream(name: string, value: unknown, signal?: AbortSignal): AsyncGenerator<unknown, void, undefined> {
-    const ev = this.lookupSend(name, 'yields');
+    const ev = this.#lookupSend(name, 'yields');
     const guard = new CallGuard(this, ev, signal);
     let st: CallStream | undefined;
     let finished = false;
     try {
-      st = await this.openCall(ev, value, guard, false);
+      st = await this.#openCall(ev, value, guard, false);
       const dec = new FrameDecoder();
       let consumed = 0;
       for (;;) {
@@ -788,8 +788,8 @@ export class Session {
   }
 
   /** Opens a call stream and writes the request; fin finishes the send side after it (returns, §6.2). */
-  private async openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
-    const openCall = this.conn.openCall;
+  async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
+    const openCall = this.#conn.openCall;
     if (this.mapping === 'websocket' || openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
     }
@@ -797,7 +797,7 @@ export class Session {
     const frame = encodeFrame(FrameType.CALL_REQUEST, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.
-    if (this.hsState !== 'accepted') await guard.race(this.established);
+    if (this.#hsState !== 'accepted') await guard.race(this.established);
     let st: CallStream;
     try {
       st = await guard.race(openCall());
@@ -820,20 +820,20 @@ export class Session {
       l();
       return () => {};
     }
-    this.endListeners.add(l);
-    return () => this.endListeners.delete(l);
+    this.#endListeners.add(l);
+    return () => this.#endListeners.delete(l);
   }
 
   /** @internal How long a call waits for the transport to report a session end it already saw (ms). */
   endGrace(): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       if (this.isEnded) return resolve(true);
-      const timer = this.clock.setTimeout(() => {
+      const timer = this.#clock.setTimeout(() => {
         off();
         resolve(false);
       }, 1000);
       const off = this.onEnd(() => {
-        this.clock.clearTimeout(timer);
+        this.#clock.clearTimeout(timer);
         resolve(true);
       });
     });
@@ -847,33 +847,33 @@ export class Session {
  */
 class CallGuard {
   stream: CallStream | undefined;
-  private readonly interrupted: Promise<never>;
-  private interrupt!: (e: unknown) => void;
-  private readonly offEnd: () => void;
-  private readonly onAbort: () => void;
+  readonly #interrupted: Promise<never>;
+  #interrupt!: (e: unknown) => void;
+  readonly #offEnd: () => void;
+  readonly #onAbort: () => void;
 
   constructor(
     private readonly session: Session,
     private readonly ev: CompiledEvent,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.interrupted = new Promise<never>((_, reject) => (this.interrupt = reject));
-    this.interrupted.catch(() => {});
-    this.onAbort = () => {
+    this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
+    this.#interrupted.catch(() => {});
+    this.#onAbort = () => {
       if (this.stream !== undefined) abandon(this.stream);
-      this.interrupt(this.abortedError());
+      this.#interrupt(this.#abortedError());
     };
-    signal?.addEventListener('abort', this.onAbort);
-    this.offEnd = session.onEnd(() => {
+    signal?.addEventListener('abort', this.#onAbort);
+    this.#offEnd = session.onEnd(() => {
       const e = session.closedError();
-      this.own.add(e);
-      this.interrupt(e);
+      this.#own.add(e);
+      this.#interrupt(e);
     });
   }
 
   /** Throws at once when the caller already aborted or the session ended. */
   check(): void {
-    if (this.signal?.aborted === true) throw this.abortedError();
+    if (this.signal?.aborted === true) throw this.#abortedError();
     if (this.session.isEnded) throw this.session.closedError();
   }
 
@@ -881,7 +881,7 @@ class CallGuard {
     // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
     p.catch(() => {});
     this.check();
-    return Promise.race([p, this.interrupted]);
+    return Promise.race([p, this.#interrupted]);
   }
 
   async read(st: CallStream): Promise<Uint8Array | null> {
@@ -903,9 +903,9 @@ class CallGuard {
 
   /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
   failed(st: CallStream | undefined, e: unknown): TransportError {
-    if (e instanceof TransportError && this.own.has(e)) return e;
+    if (e instanceof TransportError && this.#own.has(e)) return e;
     if (this.session.isEnded) return this.session.closedError();
-    if (this.signal?.aborted === true) return this.abortedError();
+    if (this.signal?.aborted === true) return this.#abortedError();
     if (st !== undefined) abandon(st);
     if (e instanceof StreamResetError) {
       if (e.code === 9) return new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.ev.name}': over 256 concurrent call streams (§10.1)`);
@@ -921,27 +921,27 @@ class CallGuard {
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
   async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
-    if (e instanceof TransportError && this.own.has(e)) return e;
+    if (e instanceof TransportError && this.#own.has(e)) return e;
     if (!(e instanceof StreamResetError) && !this.session.isEnded && this.signal?.aborted !== true) await this.session.endGrace();
     return this.failed(st, e);
   }
 
   /** The errors this guard raised itself (an abort, the session's end), passed through as they are. */
-  private readonly own = new WeakSet<object>();
+  readonly #own = new WeakSet<object>();
 
-  private abortedError(): TransportError {
+  #abortedError(): TransportError {
     const reason: unknown = this.signal?.reason;
     const e = new TransportError('WT_ABORTED', `the call to '${this.ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
       cause: reason,
       remedy: 'Nothing to do: the caller cancelled it.',
     });
-    this.own.add(e);
+    this.#own.add(e);
     return e;
   }
 
   dispose(): void {
-    this.signal?.removeEventListener('abort', this.onAbort);
-    this.offEnd();
+    this.signal?.removeEventListener('abort', this.#onAbort);
+    this.#offEnd();
   }
 }
 

@@ -164,185 +164,185 @@ export function encodeFrame(t: number, c: number, eventId: number, payload: Uint
  */
 export class FrameDecoder {
   /** Chunks pushed and not yet consumed: chunks[head..], the first read from offset. */
-  private chunks: Uint8Array[] = [];
-  private head = 0;
-  private offset = 0;
-  private buffered = 0;
+  #chunks: Uint8Array[] = [];
+  #head = 0;
+  #offset = 0;
+  #buffered = 0;
   /** The Length of the frame being read, once its 4 bytes arrived and passed; -1 before. */
-  private length = -1;
+  #length = -1;
   /** True once the current frame's header passed every check. */
-  private headerChecked = false;
-  private type = 0;
-  private codec = 0;
-  private eventId = 0;
+  #headerChecked = false;
+  #type = 0;
+  #codec = 0;
+  #eventId = 0;
   /**
    * A payload larger than what had arrived when its header passed: it grows
    * as bytes arrive (at most doubling), so a header claiming 16 MiB followed
    * by nothing costs 64 KiB, not 16 MiB.
    */
-  private partial: Uint8Array | undefined;
-  private partialLen = 0;
-  private readonly scratch = new Uint8Array(HeaderLen);
-  private error: TransportError | undefined;
+  #partial: Uint8Array | undefined;
+  #partialLen = 0;
+  readonly #scratch = new Uint8Array(HeaderLen);
+  #error: TransportError | undefined;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
-    if (this.error !== undefined || chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
+    if (this.#error !== undefined || chunk.length === 0) return;
+    this.#chunks.push(chunk);
+    this.#buffered += chunk.length;
   }
 
   /** The next complete frame, or undefined until more bytes arrive. Throws a TransportError on a malformed frame. */
   next(): Frame | undefined {
-    if (this.error !== undefined) throw this.error;
+    if (this.#error !== undefined) throw this.#error;
     try {
-      return this.decode();
+      return this.#decode();
     } catch (e) {
-      this.error = e as TransportError;
-      this.chunks = [];
-      this.head = 0;
-      this.buffered = 0;
-      this.partial = undefined;
+      this.#error = e as TransportError;
+      this.#chunks = [];
+      this.#head = 0;
+      this.#buffered = 0;
+      this.#partial = undefined;
       throw e;
     }
   }
 
   /** True when no byte of a partial frame is held: a stream ending now ends cleanly between frames. */
   get atBoundary(): boolean {
-    return this.buffered === 0 && this.length < 0;
+    return this.#buffered === 0 && this.#length < 0;
   }
 
   /** Bytes held: of the frame being read and any after it. */
   get bufferedBytes(): number {
-    return this.buffered + (this.partial === undefined ? 0 : this.partial.length);
+    return this.#buffered + (this.#partial === undefined ? 0 : this.#partial.length);
   }
 
-  private decode(): Frame | undefined {
-    if (this.length < 0) {
-      if (this.buffered < 4) return undefined;
-      const h = this.peek(4);
+  #decode(): Frame | undefined {
+    if (this.#length < 0) {
+      if (this.#buffered < 4) return undefined;
+      const h = this.#peek(4);
       const length = ((h[0] as number) * 0x1000000 + (((h[1] as number) << 16) | ((h[2] as number) << 8) | (h[3] as number))) >>> 0;
       if (length < minLength) {
         throw new TransportError('WT_PROTOCOL_ERROR', `frame length ${length} is below the minimum of ${minLength} (§5.1)`);
       }
-      this.length = length;
+      this.#length = length;
     }
-    const n = this.length - 8;
-    if (!this.headerChecked) {
-      if (this.buffered < HeaderLen) return undefined;
-      const h = this.peek(HeaderLen);
+    const n = this.#length - 8;
+    if (!this.#headerChecked) {
+      if (this.#buffered < HeaderLen) return undefined;
+      const h = this.#peek(HeaderLen);
       const t = h[4] as number;
       const c = h[5] as number;
       const eventId = ((h[8] as number) * 0x1000000 + (((h[9] as number) << 16) | ((h[10] as number) << 8) | (h[11] as number))) >>> 0;
       if (!frameTypeKnown(t)) throw new TransportError('WT_PROTOCOL_ERROR', `reserved frame ${frameTypeName(t)} (§5.2)`);
       if (n > maxPayloadOf(t)) {
-        throw new TransportError('WT_PAYLOAD_TOO_LARGE', `${frameTypeName(t)} frame length ${this.length} exceeds the ${maxPayloadOf(t)}-byte payload cap (§5.1)`);
+        throw new TransportError('WT_PAYLOAD_TOO_LARGE', `${frameTypeName(t)} frame length ${this.#length} exceeds the ${maxPayloadOf(t)}-byte payload cap (§5.1)`);
       }
       if (h[6] !== 0 || h[7] !== 0) {
         throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(t)} frame with reserved bits 0x${hex2(h[6] as number)}${hex2(h[7] as number)} set (§5.1)`);
       }
       const err = checkHeader(t, c, eventId, n);
       if (err !== undefined) throw err;
-      this.type = t;
-      this.codec = c;
-      this.eventId = eventId;
-      this.headerChecked = true;
-      this.skip(HeaderLen);
+      this.#type = t;
+      this.#codec = c;
+      this.#eventId = eventId;
+      this.#headerChecked = true;
+      this.#skip(HeaderLen);
     }
     let payload: Uint8Array;
-    if (this.partial === undefined) {
-      if (this.buffered >= n) {
-        payload = this.take(n);
+    if (this.#partial === undefined) {
+      if (this.#buffered >= n) {
+        payload = this.#take(n);
       } else {
         if (n <= smallPayload) return undefined; // wait: at most smallPayload bytes held in chunks
-        this.partial = new Uint8Array(Math.min(n, Math.max(firstChunk, this.buffered)));
-        this.partialLen = 0;
-        if (!this.fillPartial(n)) return undefined;
-        payload = this.partial;
+        this.#partial = new Uint8Array(Math.min(n, Math.max(firstChunk, this.#buffered)));
+        this.#partialLen = 0;
+        if (!this.#fillPartial(n)) return undefined;
+        payload = this.#partial;
       }
     } else {
-      if (!this.fillPartial(n)) return undefined;
-      payload = this.partial;
+      if (!this.#fillPartial(n)) return undefined;
+      payload = this.#partial;
     }
-    const f: Frame = { type: this.type as FrameType, codec: this.codec as Codec, eventId: this.eventId, payload };
-    this.length = -1;
-    this.headerChecked = false;
-    this.partial = undefined;
+    const f: Frame = { type: this.#type as FrameType, codec: this.#codec as Codec, eventId: this.#eventId, payload };
+    this.#length = -1;
+    this.#headerChecked = false;
+    this.#partial = undefined;
     return f;
   }
 
   /** Moves pushed bytes into the partial payload, growing it; true once it holds all n. */
-  private fillPartial(n: number): boolean {
-    let p = this.partial as Uint8Array;
-    while (this.partialLen < n && this.buffered > 0) {
-      if (this.partialLen === p.length) {
+  #fillPartial(n: number): boolean {
+    let p = this.#partial as Uint8Array;
+    while (this.#partialLen < n && this.#buffered > 0) {
+      if (this.#partialLen === p.length) {
         const grown = new Uint8Array(Math.min(2 * p.length, n));
         grown.set(p);
-        p = this.partial = grown;
+        p = this.#partial = grown;
       }
-      const c = this.chunks[this.head] as Uint8Array;
-      const k = Math.min(p.length - this.partialLen, c.length - this.offset);
-      p.set(c.subarray(this.offset, this.offset + k), this.partialLen);
-      this.partialLen += k;
-      this.skip(k);
+      const c = this.#chunks[this.#head] as Uint8Array;
+      const k = Math.min(p.length - this.#partialLen, c.length - this.#offset);
+      p.set(c.subarray(this.#offset, this.#offset + k), this.#partialLen);
+      this.#partialLen += k;
+      this.#skip(k);
     }
-    return this.partialLen === n;
+    return this.#partialLen === n;
   }
 
   /** The first n ≤ 12 unread bytes, without consuming them. */
-  private peek(n: number): Uint8Array {
-    const first = this.chunks[this.head] as Uint8Array;
-    if (first.length - this.offset >= n) return first.subarray(this.offset, this.offset + n);
+  #peek(n: number): Uint8Array {
+    const first = this.#chunks[this.#head] as Uint8Array;
+    if (first.length - this.#offset >= n) return first.subarray(this.#offset, this.#offset + n);
     let got = 0;
-    let off = this.offset;
-    for (let i = this.head; got < n; i++) {
-      const c = this.chunks[i] as Uint8Array;
+    let off = this.#offset;
+    for (let i = this.#head; got < n; i++) {
+      const c = this.#chunks[i] as Uint8Array;
       const k = Math.min(n - got, c.length - off);
-      this.scratch.set(c.subarray(off, off + k), got);
+      this.#scratch.set(c.subarray(off, off + k), got);
       got += k;
       off = 0;
     }
-    return this.scratch;
+    return this.#scratch;
   }
 
-  private skip(n: number): void {
-    this.buffered -= n;
+  #skip(n: number): void {
+    this.#buffered -= n;
     while (n > 0) {
-      const first = this.chunks[this.head] as Uint8Array;
-      const left = first.length - this.offset;
+      const first = this.#chunks[this.#head] as Uint8Array;
+      const left = first.length - this.#offset;
       if (n < left) {
-        this.offset += n;
+        this.#offset += n;
         return;
       }
       n -= left;
-      this.head++;
-      this.offset = 0;
+      this.#head++;
+      this.#offset = 0;
     }
-    if (this.head === this.chunks.length) {
-      this.chunks.length = 0;
-      this.head = 0;
-    } else if (this.head > 64 && this.head * 2 > this.chunks.length) {
-      this.chunks.splice(0, this.head);
-      this.head = 0;
+    if (this.#head === this.#chunks.length) {
+      this.#chunks.length = 0;
+      this.#head = 0;
+    } else if (this.#head > 64 && this.#head * 2 > this.#chunks.length) {
+      this.#chunks.splice(0, this.#head);
+      this.#head = 0;
     }
   }
 
   /** Consumes n buffered bytes: a view of the chunk when they lie in one, else one copy. */
-  private take(n: number): Uint8Array {
-    const first = this.chunks[this.head] as Uint8Array;
-    if (first.length - this.offset >= n) {
-      const p = first.subarray(this.offset, this.offset + n);
-      this.skip(n);
+  #take(n: number): Uint8Array {
+    const first = this.#chunks[this.#head] as Uint8Array;
+    if (first.length - this.#offset >= n) {
+      const p = first.subarray(this.#offset, this.#offset + n);
+      this.#skip(n);
       return p;
     }
     const p = new Uint8Array(n);
     let got = 0;
     while (got < n) {
-      const c = this.chunks[this.head] as Uint8Array;
-      const k = Math.min(n - got, c.length - this.offset);
-      p.set(c.subarray(this.offset, this.offset + k), got);
+      const c = this.#chunks[this.#head] as Uint8Array;
+      const k = Math.min(n - got, c.length - this.#offset);
+      p.set(c.subarray(this.#offset, this.#offset + k), got);
       got += k;
-      this.skip(k);
+      this.#skip(k);
     }
     return p;
   }
