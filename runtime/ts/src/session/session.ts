@@ -805,12 +805,11 @@ export class Session {
       throw await guard.failedAsync(undefined, e);
     }
     guard.stream = st;
-    try {
-      await guard.race(st.write(frame));
-      if (fin) await guard.race(st.close());
-    } catch (e) {
-      throw await guard.failedAsync(st, e);
-    }
+    // Neither the write nor the FIN is awaited: the response is read at
+    // once (a browser may resolve close() only once the FIN is acknowledged,
+    // a delayed ACK later). A failure of either fails the call.
+    const sent = fin ? Promise.all([st.write(frame), st.close()]) : st.write(frame);
+    sent.catch(async (e: unknown) => guard.fail(await guard.failedAsync(st, e)));
     return st;
   }
 
@@ -937,6 +936,12 @@ class CallGuard {
     });
     this.#own.add(e);
     return e;
+  }
+
+  /** Settles the call with err, whatever it waits on. */
+  fail(err: TransportError): void {
+    this.#own.add(err);
+    this.#interrupt(err);
   }
 
   dispose(): void {
