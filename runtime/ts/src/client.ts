@@ -189,23 +189,8 @@ export class Client {
    * the loop consumes (§6.6); break, return() or the signal resets the
    * stream WT_ABORTED (§8). Nothing is sent until the loop starts.
    */
-  stream(name: string, payload: unknown, opts: CallOptions = {}): AsyncIterable<unknown> {
-    return {
-      [Symbol.asyncIterator]: () => {
-        let inner: AsyncGenerator<unknown, void, undefined> | undefined;
-        const start = async () => (inner ??= (await this.#ready(opts.signal)).stream(name, payload, opts.signal));
-        return {
-          next: async () => (await start()).next(),
-          return: async () => {
-            if (inner !== undefined) await inner.return(undefined);
-            return { done: true, value: undefined };
-          },
-          [Symbol.asyncIterator]() {
-            return this;
-          },
-        } as AsyncIterator<unknown>;
-      },
-    };
+  async *stream(name: string, payload: unknown, opts: CallOptions = {}): AsyncGenerator<unknown, void, undefined> {
+    yield* (await this.#ready(opts.signal)).stream(name, payload, opts.signal);
   }
 
   /** Calls listener whenever getSnapshot() changes; returns the function that unsubscribes it. */

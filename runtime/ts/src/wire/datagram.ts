@@ -2,7 +2,7 @@
 // wire/datagram.go.
 
 import { TransportError } from '../errors.js';
-import { codecKnown, codecName, type Codec } from './frame.js';
+import { codecKnown, codecName, getU32, putU32, type Codec } from './frame.js';
 
 /** The fixed overhead of a datagram: codec, event id, origin and sequence (§7.2). */
 export const DatagramHeaderLen = 13;
@@ -71,13 +71,3 @@ export function nextSeq(seq: number): number {
   return seq === 0xffffffff ? 1 : seq + 1;
 }
 
-export function putU32(b: Uint8Array, off: number, v: number): void {
-  b[off] = v >>> 24;
-  b[off + 1] = v >>> 16;
-  b[off + 2] = v >>> 8;
-  b[off + 3] = v;
-}
-
-export function getU32(b: Uint8Array, off: number): number {
-  return ((b[off] as number) * 0x1000000 + (((b[off + 1] as number) << 16) | ((b[off + 2] as number) << 8) | (b[off + 3] as number))) >>> 0;
-}

@@ -6,5 +6,5 @@ export * from './frame.js';
 export * from './handshake.js';
 export * from './datagram.js';
 export * from './payload.js';
-export { cutReason, utf8Length } from './json.js';
+export { cutReason } from './json.js';
 export { utf8Decode, utf8Encode } from './utf8.js';

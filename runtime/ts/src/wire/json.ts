@@ -4,6 +4,8 @@
 // number's text and every object's members in order, as the Go runtime's
 // strict readers do, so both runtimes refuse the same payloads.
 
+import { utf8Decode, utf8Encode } from './utf8.js';
+
 /** A parsed JSON value: numbers keep their text, objects their members in order. */
 export type JsonValue =
   | { readonly kind: 'object'; readonly members: ReadonlyArray<readonly [string, JsonValue]> }
@@ -18,139 +20,50 @@ export class JsonSyntaxError extends Error {}
 // A control payload is small; nesting deeper than this is hostile.
 const maxDepth = 64;
 
+// One JSON token after optional white space: a string, a number (its text
+// kept), a literal, or a structural character.
+const tokenRe = /[ \t\n\r]*(?:("(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(true|false|null)|([{}[\],:]))/y;
+
 /** Parses exactly one JSON value (white space around it allowed, nothing else). */
 export function parseJson(text: string): JsonValue {
-  const p = new Parser(text);
-  p.space();
-  const v = p.value(0);
-  p.space();
-  if (p.i !== text.length) throw new JsonSyntaxError('data after the JSON value');
-  return v;
-}
-
-class Parser {
-  i = 0;
-  constructor(readonly s: string) {}
-
-  space(): void {
-    const s = this.s;
-    while (this.i < s.length) {
-      const c = s.charCodeAt(this.i);
-      if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
-      this.i++;
-    }
-  }
-
-  value(depth: number): JsonValue {
+  let i = 0;
+  const next = (): RegExpExecArray => {
+    tokenRe.lastIndex = i;
+    const m = tokenRe.exec(text);
+    if (m === null) throw new JsonSyntaxError(/^[ \t\n\r]*$/.test(text.slice(i)) ? 'unexpected end' : `invalid character at offset ${i}`);
+    i = tokenRe.lastIndex;
+    return m;
+  };
+  const value = (depth: number, m: RegExpExecArray): JsonValue => {
+    if (m[1] !== undefined) return { kind: 'string', value: JSON.parse(m[1]) as string };
+    if (m[2] !== undefined) return { kind: 'number', text: m[2] };
+    if (m[3] !== undefined) return { kind: 'literal', text: m[3] as 'true' | 'false' | 'null' };
     if (depth > maxDepth) throw new JsonSyntaxError('nested too deeply');
-    const c = this.s[this.i];
-    switch (c) {
-      case '{':
-        return this.object(depth);
-      case '[':
-        return this.array(depth);
-      case '"':
-        return { kind: 'string', value: this.string() };
-      case 't':
-        return this.literal('true');
-      case 'f':
-        return this.literal('false');
-      case 'n':
-        return this.literal('null');
-      case undefined:
-        throw new JsonSyntaxError('unexpected end');
-    }
-    if (c === '-' || (c >= '0' && c <= '9')) return { kind: 'number', text: this.number() };
-    throw new JsonSyntaxError(`invalid character '${c}'`);
-  }
-
-  object(depth: number): JsonValue {
-    this.i++; // {
+    const close = m[4] === '{' ? '}' : m[4] === '[' ? ']' : undefined;
+    if (close === undefined) throw new JsonSyntaxError(`unexpected '${m[4]}'`);
     const members: Array<readonly [string, JsonValue]> = [];
-    this.space();
-    if (this.s[this.i] === '}') {
-      this.i++;
-      return { kind: 'object', members };
-    }
-    for (;;) {
-      this.space();
-      if (this.s[this.i] !== '"') throw new JsonSyntaxError(this.i >= this.s.length ? 'unexpected end' : 'object key must be a string');
-      const key = this.string();
-      this.space();
-      if (this.s[this.i] !== ':') throw new JsonSyntaxError(this.i >= this.s.length ? 'unexpected end' : "expected ':' after an object key");
-      this.i++;
-      this.space();
-      members.push([key, this.value(depth + 1)]);
-      this.space();
-      const c = this.s[this.i++];
-      if (c === '}') return { kind: 'object', members };
-      if (c !== ',') throw new JsonSyntaxError(c === undefined ? 'unexpected end' : "expected ',' or '}' in an object");
-    }
-  }
-
-  array(depth: number): JsonValue {
-    this.i++; // [
     const items: JsonValue[] = [];
-    this.space();
-    if (this.s[this.i] === ']') {
-      this.i++;
-      return { kind: 'array', items };
-    }
-    for (;;) {
-      this.space();
-      items.push(this.value(depth + 1));
-      this.space();
-      const c = this.s[this.i++];
-      if (c === ']') return { kind: 'array', items };
-      if (c !== ',') throw new JsonSyntaxError(c === undefined ? 'unexpected end' : "expected ',' or ']' in an array");
-    }
-  }
-
-  string(): string {
-    const s = this.s;
-    const start = this.i;
-    this.i++; // opening quote
-    let plain = true;
-    for (;;) {
-      if (this.i >= s.length) throw new JsonSyntaxError('unexpected end');
-      const c = s.charCodeAt(this.i);
-      if (c === 0x22) break;
-      if (c < 0x20) throw new JsonSyntaxError('control character in a string');
-      if (c === 0x5c) {
-        plain = false;
-        const e = s[this.i + 1];
-        if (e === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(s.slice(this.i + 2, this.i + 6))) throw new JsonSyntaxError('invalid \\u escape');
-          this.i += 6;
-          continue;
+    let t = next();
+    if (t[4] !== close) {
+      for (;;) {
+        if (close === '}') {
+          if (t[1] === undefined) throw new JsonSyntaxError('object key must be a string');
+          if (next()[4] !== ':') throw new JsonSyntaxError("expected ':' after an object key");
+          members.push([JSON.parse(t[1]) as string, value(depth + 1, next())]);
+        } else {
+          items.push(value(depth + 1, t));
         }
-        if (e === undefined || '"\\/bfnrt'.indexOf(e) < 0) throw new JsonSyntaxError('invalid escape in a string');
-        this.i += 2;
-        continue;
+        t = next();
+        if (t[4] === close) break;
+        if (t[4] !== ',') throw new JsonSyntaxError(`expected ',' or '${close}'`);
+        t = next();
       }
-      this.i++;
     }
-    this.i++; // closing quote
-    const raw = s.slice(start, this.i);
-    return plain ? raw.slice(1, -1) : (JSON.parse(raw) as string);
-  }
-
-  number(): string {
-    const m = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/.exec(this.s.slice(this.i, this.i + 400));
-    if (m === null) throw new JsonSyntaxError('invalid number');
-    this.i += m[0].length;
-    const next = this.s[this.i];
-    if (next !== undefined && /[0-9.eE+-]/.test(next)) throw new JsonSyntaxError('invalid number');
-    return m[0];
-  }
-
-  literal(word: 'true' | 'false' | 'null'): JsonValue {
-    if (this.s.startsWith(word, this.i)) {
-      this.i += word.length;
-      return { kind: 'literal', text: word };
-    }
-    throw new JsonSyntaxError('invalid literal');
-  }
+    return close === '}' ? { kind: 'object', members } : { kind: 'array', items };
+  };
+  const v = value(0, next());
+  if (!/^[ \t\n\r]*$/.test(text.slice(i))) throw new JsonSyntaxError('data after the JSON value');
+  return v;
 }
 
 /**
@@ -225,24 +138,8 @@ export function jsonUint32(v: JsonValue): number {
 
 /** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
 export function quoteShort(s: string): string {
-  const limit = 40;
-  if (utf8Length(s) > limit) return "'" + cutReason(s, limit) + "…'";
-  return "'" + s + "'";
-}
-
-/** The length of s in UTF-8 bytes. */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
+  const cut = cutReason(s, 40);
+  return cut === s ? "'" + s + "'" : "'" + cut + "…'";
 }
 
 /**
@@ -250,20 +147,10 @@ export function utf8Length(s: string): number {
  * §10.2), as the Go runtime's CutReason.
  */
 export function cutReason(s: string, n: number): string {
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    let size: number;
-    let units = 1;
-    if (c < 0x80) size = 1;
-    else if (c < 0x800) size = 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      size = 4;
-      units = 2;
-    } else size = 3;
-    if (bytes + size > n) return s.slice(0, i);
-    bytes += size;
-    i += units - 1;
-  }
-  return s;
+  const b = utf8Encode(s);
+  if (b.length <= n) return s;
+  let i = n;
+  // Step back over continuation bytes (10xxxxxx) to a character start.
+  while (i > 0 && ((b[i] as number) & 0xc0) === 0x80) i--;
+  return utf8Decode(b.subarray(0, i));
 }
