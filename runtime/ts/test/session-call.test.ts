@@ -85,7 +85,7 @@ test('§3.2 §6.3 the returns shape accepts any number of responses: the first i
   assert.equal(h.client.getSnapshot().status, 'connected', 'a per-stream error keeps the session');
 });
 
-test('per-stream errors reject the call and keep the session', async (t) => {
+test('§5.1 §5.3 §10.1 per-stream errors reject the call and keep the session', async (t) => {
   const header = (type: number, codec: number, n: number) => {
     const b = new Uint8Array(12);
     putHeader(b, 0, type, codec, 0, n);
