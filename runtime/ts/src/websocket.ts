@@ -66,7 +66,7 @@ export interface WebSocketLike {
   onmessage: Handler<{ readonly data: unknown }>;
   onclose: Handler<{ readonly code: number; readonly reason: string }>;
   onerror: Handler<unknown>;
-  send(data: Uint8Array): void;
+  send(data: Uint8Array<ArrayBuffer>): void;
   close(code?: number, reason?: string): void;
   /** `ws` only: drops the TCP connection at once. */
   terminate?(): void;
@@ -97,10 +97,7 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
 async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
   const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (Ctor === undefined) {
-    throw new TransportError(
-      'WT_NO_SUPPORT',
-      'this runtime has no WebSocket: pass one as connectWebSocket(url, { WebSocket }) (in Node 20 the `ws` package, or run node with --experimental-websocket)',
-    );
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebSocket: pass one as connectWebSocket(url, { WebSocket })');
   }
   const where = describeUrl(url);
   if (where === undefined) throw new TransportError('WT_HANDSHAKE_FAILED', 'the WebSocket URL does not parse');
@@ -149,74 +146,74 @@ class WebSocketConn implements Conn {
   /** Set by openWebSocket while the socket's opening handshake runs. */
   opening: { opened(): void; failed(why: string): void } | null = null;
 
-  private readonly sock: WebSocketLike;
-  private readonly clock: Clock;
-  private info: CloseInfo | null = null;
-  private resolveClosed!: (info: CloseInfo) => void;
-  private lastSent = 0;
-  private lastRecv = 0;
-  private keepalive: unknown = undefined;
-  private idle: unknown = undefined;
+  readonly #sock: WebSocketLike;
+  readonly #clock: Clock;
+  #info: CloseInfo | null = null;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #lastSent = 0;
+  #lastRecv = 0;
+  #keepalive: unknown = undefined;
+  #idle: unknown = undefined;
 
   // The peer's emit stream: the bytes of its binary messages, in order.
-  private unread: Uint8Array[] = [];
-  private unreadBytes = 0;
-  private reader: { resolve(b: Uint8Array | null): void; reject(err: unknown): void } | null = null;
-  private stopped: StreamResetError | null = null;
-  private sendClosed = false;
+  #unread: Uint8Array[] = [];
+  #unreadBytes = 0;
+  #reader: { resolve(b: Uint8Array | null): void; reject(err: unknown): void } | null = null;
+  #stopped: StreamResetError | null = null;
+  #sendClosed = false;
 
   constructor(sock: WebSocketLike, clock: Clock) {
-    this.sock = sock;
-    this.clock = clock;
-    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.#sock = sock;
+    this.#clock = clock;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
-    sock.onopen = () => this.onOpen();
-    sock.onmessage = (ev) => this.onMessage(ev.data);
-    sock.onclose = (ev) => this.onClose(ev.code, ev.reason);
-    sock.onerror = () => this.onError();
+    sock.onopen = () => this.#onOpen();
+    sock.onmessage = (ev) => this.#onMessage(ev.data);
+    sock.onclose = (ev) => this.#onClose(ev.code, ev.reason);
+    sock.onerror = () => this.#onError();
   }
 
   // A browser follows an error with a close event, which says how the
   // session ended; Node 20's WebSocket fails an opening handshake with an
   // error alone. So an error fails an opening at once, and ends an open
   // session as lost unless its close arrives within CloseGraceMs.
-  private onError(): void {
+  #onError(): void {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
       opening.failed('a socket error');
       return;
     }
-    if (this.info !== null) return;
-    void settlesWithin(this.closed, CloseGraceMs, this.clock).then((ended) => {
-      if (!ended) this.end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
+    if (this.#info !== null) return;
+    void settlesWithin(this.closed, CloseGraceMs, this.#clock).then((ended) => {
+      if (!ended) this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
     });
   }
 
-  private onOpen(): void {
+  #onOpen(): void {
     const opening = this.opening;
     this.opening = null;
     if (opening === null) return;
-    this.lastSent = this.lastRecv = this.clock.now();
-    this.keepalive = this.clock.setTimeout(() => this.keepaliveDue(), KeepaliveIntervalMs);
-    this.idle = this.clock.setTimeout(() => this.idleDue(), IdleTimeoutMs);
+    this.#lastSent = this.#lastRecv = this.#clock.now();
+    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
+    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs);
     opening.opened();
   }
 
   /** Ends a socket whose opening handshake was given up on. */
   abandon(): void {
     this.opening = null;
-    this.info = { code: 0, reason: '', remote: false, lost: true };
+    this.#info = { code: 0, reason: '', remote: false, lost: true };
     try {
-      this.sock.close();
+      this.#sock.close();
     } catch {
       // Already closing.
     }
   }
 
-  private onMessage(data: unknown): void {
-    if (this.info !== null) return;
-    this.lastRecv = this.clock.now();
+  #onMessage(data: unknown): void {
+    if (this.#info !== null) return;
+    this.#lastRecv = this.#clock.now();
     let bytes: Uint8Array;
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
@@ -232,16 +229,16 @@ class WebSocketConn implements Conn {
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (bytes.length === 0 || this.stopped !== null) return;
-    const reader = this.reader;
+    if (bytes.length === 0 || this.#stopped !== null) return;
+    const reader = this.#reader;
     if (reader !== null) {
-      this.reader = null;
+      this.#reader = null;
       reader.resolve(bytes);
       return;
     }
-    this.unread.push(bytes);
-    this.unreadBytes += bytes.length;
-    if (this.unreadBytes > MaxUnreadBytes) {
+    this.#unread.push(bytes);
+    this.#unreadBytes += bytes.length;
+    if (this.#unreadBytes > MaxUnreadBytes) {
       this.close(SessionCode.WT_PEER_TOO_SLOW, `this side fell ${MaxUnreadBytes} bytes behind reading the peer's emit stream`);
     }
   }
@@ -249,7 +246,7 @@ class WebSocketConn implements Conn {
   // The peer's close (remote), or the socket's own end (lost): a WebSocket
   // close code outside the §3.3 table (1006 lost, 1001 going away) is no
   // session code, and the session ended with none (§11).
-  private onClose(wsCode: number, reason: string): void {
+  #onClose(wsCode: number, reason: string): void {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
@@ -257,7 +254,7 @@ class WebSocketConn implements Conn {
       return;
     }
     const code = sessionCodeFromWebSocket(wsCode);
-    this.end(
+    this.#end(
       code === undefined
         ? { code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }
         : { code, reason, remote: true, lost: false },
@@ -265,73 +262,74 @@ class WebSocketConn implements Conn {
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
-  private end(info: CloseInfo): boolean {
-    if (this.info !== null) return false;
-    this.info = info;
-    this.clock.clearTimeout(this.keepalive);
-    this.clock.clearTimeout(this.idle);
+  #end(info: CloseInfo): boolean {
+    if (this.#info !== null) return false;
+    this.#info = info;
+    this.#clock.clearTimeout(this.#keepalive);
+    this.#clock.clearTimeout(this.#idle);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
     if (!info.remote && !info.lost) {
-      this.unread = [];
-      this.unreadBytes = 0;
+      this.#unread = [];
+      this.#unreadBytes = 0;
     }
-    const reader = this.reader;
-    this.reader = null;
-    reader?.reject(this.endedError());
-    this.resolveClosed(info);
+    const reader = this.#reader;
+    this.#reader = null;
+    reader?.reject(this.#endedError());
+    this.#resolveClosed(info);
     return true;
   }
 
   /** The error of an operation once the session ended. */
-  private endedError(): TransportError {
-    return sessionEndedError(this.mapping, this.info);
+  #endedError(): TransportError {
+    return sessionEndedError(this.mapping, this.#info);
   }
 
   // §3.3: an empty binary message once the interval has passed with nothing
   // sent, then rearmed for the next deadline.
-  private keepaliveDue(): void {
-    if (this.info !== null) return;
-    const quiet = this.clock.now() - this.lastSent;
+  #keepaliveDue(): void {
+    if (this.#info !== null) return;
+    const quiet = this.#clock.now() - this.#lastSent;
     if (quiet >= KeepaliveIntervalMs) {
-      this.sendMessage(new Uint8Array(0));
-      this.keepalive = this.clock.setTimeout(() => this.keepaliveDue(), KeepaliveIntervalMs);
+      this.#sendMessage(new Uint8Array(0));
+      this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
       return;
     }
-    this.keepalive = this.clock.setTimeout(() => this.keepaliveDue(), KeepaliveIntervalMs - quiet);
+    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs - quiet);
   }
 
   // §3.3: WT_IDLE_TIMEOUT once the deadline has passed with nothing
   // received, a keepalive counting.
-  private idleDue(): void {
-    if (this.info !== null) return;
-    const quiet = this.clock.now() - this.lastRecv;
+  #idleDue(): void {
+    if (this.#info !== null) return;
+    const quiet = this.#clock.now() - this.#lastRecv;
     if (quiet >= IdleTimeoutMs) {
       this.close(SessionCode.WT_IDLE_TIMEOUT, `nothing received for ${IdleTimeoutMs} ms`);
       return;
     }
-    this.idle = this.clock.setTimeout(() => this.idleDue(), IdleTimeoutMs - quiet);
+    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
   }
 
-  private sendMessage(b: Uint8Array): boolean {
-    if (this.sock.readyState !== OPEN) return false;
+  #sendMessage(b: Uint8Array): boolean {
+    if (this.#sock.readyState !== OPEN) return false;
     try {
-      this.sock.send(b);
+      // The engine's buffers are never shared memory.
+      this.#sock.send(b as Uint8Array<ArrayBuffer>);
     } catch {
       return false;
     }
-    this.lastSent = this.clock.now();
+    this.#lastSent = this.#clock.now();
     return true;
   }
 
   openEmit(): Promise<SendStream> {
-    if (this.info !== null) return Promise.reject(this.endedError());
-    return Promise.resolve(this.sendStream);
+    if (this.#info !== null) return Promise.reject(this.#endedError());
+    return Promise.resolve(this.#sendStream);
   }
 
   acceptEmit(): Promise<ReceiveStream> {
-    if (this.info !== null) return Promise.reject(this.endedError());
-    return Promise.resolve(this.receiveStream);
+    if (this.#info !== null) return Promise.reject(this.#endedError());
+    return Promise.resolve(this.#receiveStream);
   }
 
   maxDatagramSize(): number {
@@ -347,21 +345,21 @@ class WebSocketConn implements Conn {
    */
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxWebSocketReason);
-    if (!this.end({ code, reason, remote: false, lost: false })) return;
+    if (!this.#end({ code, reason, remote: false, lost: false })) return;
     try {
-      this.sock.close(webSocketCloseCode(code), reason);
+      this.#sock.close(webSocketCloseCode(code), reason);
     } catch {
       // A browser accepts only 1000 and 3000–4999; 1011 (a code §10.2 does
       // not define) is sent without a code.
       try {
-        this.sock.close();
+        this.#sock.close();
       } catch {
         // Already closing.
       }
     }
-    const sock = this.sock;
+    const sock = this.#sock;
     if (sock.terminate !== undefined) {
-      this.clock.setTimeout(() => {
+      this.#clock.setTimeout(() => {
         if (sock.readyState !== CLOSED) sock.terminate?.();
       }, CloseGraceMs);
     }
@@ -370,57 +368,57 @@ class WebSocketConn implements Conn {
   // A write that failed on a socket that is no longer open: its close event
   // may still be on its way and say why (a refusal, §4). Only if none comes
   // within CloseGraceMs is the session lost here.
-  private async writeFailed(): Promise<never> {
-    if (!(await settlesWithin(this.closed, CloseGraceMs, this.clock))) {
-      this.end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
+  async #writeFailed(): Promise<never> {
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) {
+      this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
     }
-    throw this.endedError();
+    throw this.#endedError();
   }
 
-  private readonly sendStream: SendStream = {
+  readonly #sendStream: SendStream = {
     write: async (chunk) => {
-      if (this.info !== null) throw this.endedError();
-      if (this.sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed; the session stays open until the connection closes');
+      if (this.#info !== null) throw this.#endedError();
+      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed; the session stays open until the connection closes');
       for (let i = 0; i < chunk.length; i += maxSendMessage) {
-        if (!this.sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.writeFailed();
+        if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
       }
-      while (this.sock.bufferedAmount > sendHighWater && this.info === null) {
-        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, drainPollMs));
+      while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
+        await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
       }
-      if (this.info !== null) throw this.endedError();
+      if (this.#info !== null) throw this.#endedError();
     },
     // A WebSocket has no half-close: nothing is sent, the session ends with close.
     close: async () => {
-      this.sendClosed = true;
+      this.#sendClosed = true;
     },
     // The mapping has no stream reset; the emit stream's faults escalate to the session (§5.5).
     reset: () => {
-      this.sendClosed = true;
+      this.#sendClosed = true;
     },
   };
 
-  private readonly receiveStream: ReceiveStream = {
+  readonly #receiveStream: ReceiveStream = {
     read: () => {
-      if (this.stopped !== null) return Promise.reject(this.stopped);
-      const next = this.unread.shift();
+      if (this.#stopped !== null) return Promise.reject(this.#stopped);
+      const next = this.#unread.shift();
       if (next !== undefined) {
-        this.unreadBytes -= next.length;
+        this.#unreadBytes -= next.length;
         return Promise.resolve(next);
       }
-      if (this.info !== null) return Promise.reject(this.endedError());
-      if (this.reader !== null) return Promise.reject(new Error('websocket: one read at a time on the emit stream'));
-      return new Promise((resolve, reject) => (this.reader = { resolve, reject }));
+      if (this.#info !== null) return Promise.reject(this.#endedError());
+      if (this.#reader !== null) return Promise.reject(new Error('websocket: one read at a time on the emit stream'));
+      return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
     },
     // Later reads fail with the code; the socket is read on, its bytes
     // dropped, so the peer's close is still seen.
     stop: (code) => {
-      if (this.info !== null || this.stopped !== null) return;
-      this.stopped = new StreamResetError(code, false);
-      this.unread = [];
-      this.unreadBytes = 0;
-      const reader = this.reader;
-      this.reader = null;
-      reader?.reject(this.stopped);
+      if (this.#info !== null || this.#stopped !== null) return;
+      this.#stopped = new StreamResetError(code, false);
+      this.#unread = [];
+      this.#unreadBytes = 0;
+      const reader = this.#reader;
+      this.#reader = null;
+      reader?.reject(this.#stopped);
     },
   };
 }

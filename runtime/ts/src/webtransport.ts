@@ -61,10 +61,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
 async function openWebTransport(url: string, options: WebTransportOptions, ctx: ConnectContext): Promise<Opened> {
   const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
   if (typeof WT !== 'function') {
-    throw new TransportError(
-      'WT_NO_SUPPORT',
-      'this runtime has no WebTransport: configure a WebSocket fallback with withFallback(connectWebTransport(...), connectWebSocket(...))',
-    );
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport: use withFallback with a WebSocket connector');
   }
   const where = describeUrl(url);
   if (where === undefined || where.scheme !== 'https:') {
@@ -204,44 +201,44 @@ class WebTransportConn implements Conn {
   readonly mapping = 'webtransport' as const;
   readonly closed: Promise<CloseInfo>;
 
-  private readonly t: WebTransport;
-  private readonly clock: Clock;
-  private info: CloseInfo | null = null;
-  private resolveClosed!: (info: CloseInfo) => void;
-  private datagramWriter: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  private datagramsInFlight = 0;
-  private datagramReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  readonly #t: WebTransport;
+  readonly #clock: Clock;
+  #info: CloseInfo | null = null;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #datagramsInFlight = 0;
+  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
 
   constructor(t: WebTransport, clock: Clock) {
-    this.t = t;
-    this.clock = clock;
-    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.#t = t;
+    this.#clock = clock;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     // A close resolves the browser's closed with the peer's code and
     // reason; a lost connection rejects it (§11).
     t.closed.then(
-      (ci) => this.end({ code: ci.closeCode ?? SessionCode.WT_NO_ERROR, reason: ci.reason ?? '', remote: true, lost: false }),
-      () => this.end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }),
+      (ci) => this.#end({ code: ci.closeCode ?? SessionCode.WT_NO_ERROR, reason: ci.reason ?? '', remote: true, lost: false }),
+      () => this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }),
     );
   }
 
-  private end(info: CloseInfo): void {
-    if (this.info !== null) return;
-    this.info = info;
-    this.resolveClosed(info);
+  #end(info: CloseInfo): void {
+    if (this.#info !== null) return;
+    this.#info = info;
+    this.#resolveClosed(info);
   }
 
-  private endedError(): TransportError {
-    return sessionEndedError(this.mapping, this.info);
+  #endedError(): TransportError {
+    return sessionEndedError(this.mapping, this.#info);
   }
 
   /** Whether the session ended, waiting up to CloseWaitMs for it to say so. */
-  private endsSoon(): Promise<boolean> {
-    return settlesWithin(this.closed, CloseWaitMs, this.clock);
+  #endsSoon(): Promise<boolean> {
+    return settlesWithin(this.closed, CloseWaitMs, this.#clock);
   }
 
   /** The error of a failed session operation (opening or accepting a stream). */
   async sessionFailure(err: unknown, what: string): Promise<Error> {
-    if (await this.endsSoon()) return this.endedError();
+    if (await this.#endsSoon()) return this.#endedError();
     return new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
   }
 
@@ -253,15 +250,15 @@ class WebTransportConn implements Conn {
   async streamFailure(err: unknown): Promise<Error> {
     const code = streamErrorCode(err);
     if (code !== undefined) return new StreamResetError(code, true);
-    if (await this.endsSoon()) return this.endedError();
+    if (await this.#endsSoon()) return this.#endedError();
     return new StreamResetError(undefined, true, `stream reset by the peer; the browser reported no code (${describeError(err)})`);
   }
 
   async openEmit(): Promise<SendStream> {
-    if (this.info !== null) throw this.endedError();
+    if (this.#info !== null) throw this.#endedError();
     let writable: WritableStream<Uint8Array>;
     try {
-      writable = await this.t.createUnidirectionalStream();
+      writable = await this.#t.createUnidirectionalStream();
     } catch (err) {
       throw await this.sessionFailure(err, 'opening the emit stream');
     }
@@ -269,8 +266,8 @@ class WebTransportConn implements Conn {
   }
 
   async acceptEmit(): Promise<ReceiveStream> {
-    if (this.info !== null) throw this.endedError();
-    const incoming = this.t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
+    if (this.#info !== null) throw this.#endedError();
+    const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
     let next: ReadableStreamReadResult<ReadableStream<Uint8Array>>;
     try {
       next = await incoming.read();
@@ -284,10 +281,10 @@ class WebTransportConn implements Conn {
   }
 
   readonly openCall = async (): Promise<CallStream> => {
-    if (this.info !== null) throw this.endedError();
+    if (this.#info !== null) throw this.#endedError();
     let bidi: WebTransportBidirectionalStream;
     try {
-      bidi = await this.t.createBidirectionalStream();
+      bidi = await this.#t.createBidirectionalStream();
     } catch (err) {
       throw await this.sessionFailure(err, 'opening a call stream');
     }
@@ -303,24 +300,24 @@ class WebTransportConn implements Conn {
   };
 
   readonly sendDatagram = (datagram: Uint8Array): void => {
-    if (this.info !== null || this.datagramsInFlight >= maxDatagramsInFlight) return;
-    if (this.datagramWriter === null) {
-      const d = this.t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
+    if (this.#info !== null || this.#datagramsInFlight >= maxDatagramsInFlight) return;
+    if (this.#datagramWriter === null) {
+      const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
       // Newer browsers create a writable per sender; older ones have one.
-      this.datagramWriter = (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter();
+      this.#datagramWriter = (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter();
     }
-    this.datagramsInFlight++;
+    this.#datagramsInFlight++;
     const taken = (): void => {
-      this.datagramsInFlight--;
+      this.#datagramsInFlight--;
     };
-    this.datagramWriter.write(datagram).then(taken, taken);
+    this.#datagramWriter.write(datagram).then(taken, taken);
   };
 
   readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
-    if (this.info !== null) return null;
-    this.datagramReader ??= (this.t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
+    if (this.#info !== null) return null;
+    this.#datagramReader ??= (this.#t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
     try {
-      const next = await this.datagramReader.read();
+      const next = await this.#datagramReader.read();
       return next.done ? null : next.value;
     } catch {
       return null;
@@ -328,80 +325,86 @@ class WebTransportConn implements Conn {
   };
 
   maxDatagramSize(): number {
-    const n = this.t.datagrams.maxDatagramSize;
+    const n = this.#t.datagrams.maxDatagramSize;
     return typeof n === 'number' && n > 0 ? n : 0;
   }
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
   close(code: number, reason: string): void {
-    if (this.info !== null) return;
+    if (this.#info !== null) return;
     reason = cutReason(reason, MaxCloseReason);
-    this.end({ code, reason, remote: false, lost: false });
-    closeQuietly(this.t, code, reason);
+    this.#end({ code, reason, remote: false, lost: false });
+    closeQuietly(this.#t, code, reason);
   }
 }
 
 /** A stream's sending half: one writer for the stream's life. */
 class WebTransportSendStream implements SendStream {
-  private local: StreamResetError | null = null;
+  #local: StreamResetError | null = null;
 
-  constructor(
-    private readonly w: WritableStreamDefaultWriter<Uint8Array>,
-    private readonly c: WebTransportConn,
-  ) {}
+  readonly #w: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #c: WebTransportConn;
+
+  constructor(w: WritableStreamDefaultWriter<Uint8Array>, c: WebTransportConn) {
+    this.#w = w;
+    this.#c = c;
+  }
 
   async write(chunk: Uint8Array): Promise<void> {
-    if (this.local !== null) throw this.local;
+    if (this.#local !== null) throw this.#local;
     try {
       // The writer queues: a write is not held back behind the previous
       // one's completion, and resolves once the stream took the bytes.
-      await this.w.write(chunk);
+      await this.#w.write(chunk);
     } catch (err) {
-      throw this.local ?? (await this.c.streamFailure(err));
+      throw this.#local ?? (await this.#c.streamFailure(err));
     }
   }
 
   async close(): Promise<void> {
-    if (this.local !== null) throw this.local;
+    if (this.#local !== null) throw this.#local;
     try {
-      await this.w.close();
+      await this.#w.close();
     } catch (err) {
-      throw this.local ?? (await this.c.streamFailure(err));
+      throw this.#local ?? (await this.#c.streamFailure(err));
     }
   }
 
   reset(code: number): void {
-    if (this.local !== null) return;
-    this.local = new StreamResetError(code, false);
-    this.w.abort(resetReason(code)).catch(() => {});
+    if (this.#local !== null) return;
+    this.#local = new StreamResetError(code, false);
+    this.#w.abort(resetReason(code)).catch(() => {});
   }
 }
 
 /** A stream's receiving half: one reader for the stream's life. */
 class WebTransportReceiveStream implements ReceiveStream {
-  private local: StreamResetError | null = null;
+  #local: StreamResetError | null = null;
 
-  constructor(
-    private readonly r: ReadableStreamDefaultReader<Uint8Array>,
-    private readonly c: WebTransportConn,
-  ) {}
+  readonly #r: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #c: WebTransportConn;
+
+  constructor(r: ReadableStreamDefaultReader<Uint8Array>, c: WebTransportConn) {
+    this.#r = r;
+    this.#c = c;
+  }
 
   async read(): Promise<Uint8Array | null> {
-    if (this.local !== null) throw this.local;
+    if (this.#local !== null) throw this.#local;
     let next: ReadableStreamReadResult<Uint8Array>;
     try {
-      next = await this.r.read();
+      next = await this.#r.read();
     } catch (err) {
-      throw this.local ?? (await this.c.streamFailure(err));
+      throw this.#local ?? (await this.#c.streamFailure(err));
     }
     // A read this side's stop cut short ends done, which is no FIN.
-    if (this.local !== null) throw this.local;
+    if (this.#local !== null) throw this.#local;
     return next.done ? null : next.value;
   }
 
   stop(code: number): void {
-    if (this.local !== null) return;
-    this.local = new StreamResetError(code, false);
-    this.r.cancel(resetReason(code)).catch(() => {});
+    if (this.#local !== null) return;
+    this.#local = new StreamResetError(code, false);
+    this.#r.cancel(resetReason(code)).catch(() => {});
   }
 }

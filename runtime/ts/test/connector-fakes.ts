@@ -83,7 +83,7 @@ export class FakeWebSocket implements WebSocketLike {
   onclose: ((event: { readonly code: number; readonly reason: string }) => void) | null = null;
   onerror: ((event: unknown) => void) | null = null;
 
-  send(data: Uint8Array): void {
+  send(data: Uint8Array<ArrayBuffer>): void {
     if (this.readyState !== 1) throw new Error('InvalidStateError');
     this.sent.push(data.slice());
   }

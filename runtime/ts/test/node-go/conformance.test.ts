@@ -51,7 +51,7 @@ function recording(): { WebSocket: WebSocketConstructor; sockets: { sent: Uint8A
     const rec = { sent: [] as Uint8Array[], receivedBytes: 0 };
     sockets.push(rec);
     const send = ws.send.bind(ws);
-    ws.send = (data: Uint8Array) => {
+    ws.send = (data: Uint8Array<ArrayBuffer>) => {
       rec.sent.push(data.slice());
       send(data);
     };
