@@ -250,3 +250,15 @@ test('§4.1 a session on the first mapping that never handshakes falls back thro
   assert.equal(snap.fallbackReason, 'WT_HANDSHAKE_TIMEOUT: no bytes');
   await client.close();
 });
+
+test('§3.1 an emit made before the server handshake is written after frame 0', async () => {
+  const h = harness({ serve: () => {} });
+  void h.client.connect();
+  const s = await h.server();
+  await settle();
+  h.client.emit('chat', 'early');
+  await s.readHandshake();
+  const f = await s.nextFrame();
+  assert.equal(f?.type, FrameType.EMIT);
+  assert.equal(payloadValue(f!), 'early');
+});
