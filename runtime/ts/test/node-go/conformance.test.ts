@@ -5,42 +5,21 @@
 // (tests/nodego runs it in `make test`).
 
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { test, type TestContext } from 'node:test';
 
-import { Client, RefusedError, TransportError, type Contract, type EventSpec } from '../../src/index.js';
+import { Client, RefusedError, TransportError } from '../../src/index.js';
 import { FrameDecoder, FrameType } from '../../src/wire/frame.js';
 import { withFallback } from '../../src/fallback.js';
 import { connectWebTransport } from '../../src/webtransport.js';
 import { connectWebSocket, type WebSocketConstructor, type WebSocketLike } from '../../src/websocket.js';
+import { contract, eventId } from './contract.js';
 import { Server } from './server.js';
 
 const NodeWebSocket = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
 if (NodeWebSocket === undefined) {
   throw new Error('these tests need a global WebSocket: run node 20 with --experimental-websocket');
 }
-
-// testdata/conformance/conformance.tio, event by event; ids as §5.4 says.
-type Declared = Omit<EventSpec, 'id'>;
-const declared: Declared[] = [
-  { name: 'echo', lane: 'reliable', shape: 'returns', payload: 'json', result: 'json' },
-  { name: 'fail', lane: 'reliable', shape: 'returns', payload: 'json', result: 'json' },
-  { name: 'count', lane: 'reliable', shape: 'yields', payload: 'json', result: 'json' },
-  { name: 'countThenFail', lane: 'reliable', shape: 'yields', payload: 'json', result: 'json' },
-  { name: 'hang', lane: 'reliable', shape: 'returns', payload: 'json', result: 'json' },
-  { name: 'blob', lane: 'reliable', shape: 'returns', payload: 'bytes', result: 'bytes' },
-  { name: 'shout', lane: 'reliable', from: 'client', shape: 'emit', payload: 'json' },
-  { name: 'heard', lane: 'reliable', from: 'server', shape: 'emit', payload: 'json' },
-  { name: 'move', lane: 'unreliable', shape: 'emit', payload: 'json', fallback: 'newest' },
-  { name: 'enter', lane: 'reliable', shape: 'returns', payload: 'json', result: 'json' },
-  { name: 'exit', lane: 'reliable', shape: 'returns', payload: 'json', result: 'json' },
-  { name: 'say', lane: 'reliable', from: 'client', shape: 'emit', payload: 'json' },
-  { name: 'said', lane: 'reliable', from: 'server', shape: 'emit', payload: 'json' },
-  { name: 'stats', lane: 'reliable', shape: 'returns', payload: 'json', result: 'json' },
-];
-const eventId = (name: string): number => createHash('sha256').update(name).digest().readUInt32BE(0);
-const contract: Contract = { name: 'conformance', events: declared.map((e) => ({ ...e, id: eventId(e.name) }) as EventSpec) };
 
 /** Node's WebSocket, recording every socket's traffic: the bytes each side sent, frame by frame. */
 function recording(): { WebSocket: WebSocketConstructor; sockets: { sent: Uint8Array[]; receivedBytes: number }[] } {
