@@ -341,3 +341,16 @@ test('§8 break, return() and an AbortSignal reset the stream WT_ABORTED and sto
     assert.ok(!(e instanceof StreamResetError));
   });
 });
+
+test('§10.1 a refusal seen first on the request write stands: abandoning the stream does not turn it into WT_ABORTED code 1', async () => {
+  // A window of 0 keeps the request's write pending until the server reads it, which it never does.
+  const h = await connected({ pair: { window: 0 } });
+  const p = h.client.call('echo', 1);
+  await settle();
+  h.pair.calls[0]!.up.stop(9); // STOP_SENDING 9: the write fails first; the read is still pending
+  const e = await rejection(p);
+  assert.equal(e.code, 'WT_TOO_MANY_STREAMS');
+  await settle();
+  assert.equal(h.pair.calls[0]!.down.stoppedWith, 1, 'the client abandoned its read side with WT_ABORTED');
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});

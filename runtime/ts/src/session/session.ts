@@ -859,15 +859,12 @@ class CallGuard {
     this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
     this.#interrupted.catch(() => {});
     this.#onAbort = () => {
+      const e = this.#settle(this.#abortedError());
       if (this.stream !== undefined) abandon(this.stream);
-      this.#interrupt(this.#abortedError());
+      this.#interrupt(e);
     };
     signal?.addEventListener('abort', this.#onAbort);
-    this.#offEnd = session.onEnd(() => {
-      const e = session.closedError();
-      this.#own.add(e);
-      this.#interrupt(e);
-    });
+    this.#offEnd = session.onEnd(() => this.#interrupt(this.#settle(session.closedError())));
   }
 
   /** Throws at once when the caller already aborted or the session ended. */
@@ -902,16 +899,22 @@ class CallGuard {
 
   /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
   failed(st: CallStream | undefined, e: unknown): TransportError {
+    // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
+    if (this.#settled !== undefined) return this.#settled;
     if (e instanceof TransportError && this.#own.has(e)) return e;
-    if (this.session.isEnded) return this.session.closedError();
-    if (this.signal?.aborted === true) return this.#abortedError();
-    if (st !== undefined) abandon(st);
-    if (e instanceof StreamResetError) {
-      if (e.code === 9) return new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.ev.name}': over 256 concurrent call streams (§10.1)`);
-      return new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
+    let err: TransportError;
+    if (this.session.isEnded) err = this.session.closedError();
+    else if (this.signal?.aborted === true) err = this.#abortedError();
+    else if (e instanceof StreamResetError && e.code === 9) {
+      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.ev.name}': over 256 concurrent call streams (§10.1)`);
+    } else if (e instanceof StreamResetError) {
+      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
+    } else {
+      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
     }
-    const inner = e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e);
-    return new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.ev.name}' failed: ${inner}`);
+    this.#settle(err);
+    if (st !== undefined && !this.session.isEnded) abandon(st);
+    return err;
   }
 
   /**
@@ -940,9 +943,19 @@ class CallGuard {
 
   /** Settles the call with err, whatever it waits on. */
   fail(err: TransportError): void {
-    this.#own.add(err);
-    this.#interrupt(err);
+    this.#interrupt(this.#settle(err));
   }
+
+  /** Records the call's failure, once: later failures report the first. */
+  #settle(err: TransportError): TransportError {
+    if (this.#settled === undefined) {
+      this.#settled = err;
+      this.#own.add(err);
+    }
+    return this.#settled;
+  }
+
+  #settled: TransportError | undefined;
 
   dispose(): void {
     this.signal?.removeEventListener('abort', this.#onAbort);
