@@ -244,13 +244,23 @@ class WebTransportConn implements Conn {
 
   /**
    * The error of a failed stream operation: the peer's reset or stop with
-   * its code; the session's end, once closed says how it ended; otherwise
-   * a reset with an unknown code (Firefox), never a crash.
+   * its code; failing that, the code the other half of a call stream
+   * reports (Chromium fails a write on a reset stream with no code, and
+   * the readable has it); the session's end, once closed says how it
+   * ended; otherwise a reset with an unknown code (Firefox), never a crash.
    */
-  async streamFailure(err: unknown): Promise<Error> {
+  async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
     const code = streamErrorCode(err);
     if (code !== undefined) return new StreamResetError(code, true);
-    if (await this.#endsSoon()) return this.#endedError();
+    let timer: unknown;
+    const outcome = await Promise.race([
+      this.closed.then(() => 'ended' as const),
+      otherHalf ?? new Promise<never>(() => {}),
+      new Promise<'timeout'>((resolve) => (timer = this.#clock.setTimeout(() => resolve('timeout'), CloseWaitMs))),
+    ]);
+    this.#clock.clearTimeout(timer);
+    if (typeof outcome === 'number') return new StreamResetError(outcome, true);
+    if (outcome === 'ended') return this.#endedError();
     return new StreamResetError(undefined, true, `stream reset by the peer; the browser reported no code (${describeError(err)})`);
   }
 
@@ -290,6 +300,8 @@ class WebTransportConn implements Conn {
     }
     const send = new WebTransportSendStream((bidi.writable as WritableStream<Uint8Array>).getWriter(), this);
     const recv = new WebTransportReceiveStream((bidi.readable as ReadableStream<Uint8Array>).getReader(), this);
+    send.otherHalf = recv.peerCode();
+    recv.otherHalf = send.peerCode();
     return {
       write: (chunk) => send.write(chunk),
       close: () => send.close(),
@@ -338,9 +350,22 @@ class WebTransportConn implements Conn {
   }
 }
 
+/** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
+function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
+  return closed.then(
+    () => new Promise<never>(() => {}),
+    (err: unknown) => {
+      const code = streamErrorCode(err);
+      return code !== undefined && notLocal() ? code : new Promise<never>(() => {});
+    },
+  );
+}
+
 /** A stream's sending half: one writer for the stream's life. */
 class WebTransportSendStream implements SendStream {
   #local: StreamResetError | null = null;
+  /** On a call stream, the peer's code as the receiving half reports it. */
+  otherHalf: Promise<number> | undefined = undefined;
 
   readonly #w: WritableStreamDefaultWriter<Uint8Array>;
   readonly #c: WebTransportConn;
@@ -350,6 +375,11 @@ class WebTransportSendStream implements SendStream {
     this.#c = c;
   }
 
+  /** The code of the peer's STOP_SENDING once this half fails with one; never settles otherwise, nor after this side's own reset. */
+  peerCode(): Promise<number> {
+    return peerCodeOf(this.#w.closed, () => this.#local === null);
+  }
+
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#local !== null) throw this.#local;
     try {
@@ -357,7 +387,7 @@ class WebTransportSendStream implements SendStream {
       // one's completion, and resolves once the stream took the bytes.
       await this.#w.write(chunk);
     } catch (err) {
-      throw this.#local ?? (await this.#c.streamFailure(err));
+      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
     }
   }
 
@@ -366,7 +396,7 @@ class WebTransportSendStream implements SendStream {
     try {
       await this.#w.close();
     } catch (err) {
-      throw this.#local ?? (await this.#c.streamFailure(err));
+      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
     }
   }
 
@@ -380,6 +410,8 @@ class WebTransportSendStream implements SendStream {
 /** A stream's receiving half: one reader for the stream's life. */
 class WebTransportReceiveStream implements ReceiveStream {
   #local: StreamResetError | null = null;
+  /** On a call stream, the peer's code as the sending half reports it. */
+  otherHalf: Promise<number> | undefined = undefined;
 
   readonly #r: ReadableStreamDefaultReader<Uint8Array>;
   readonly #c: WebTransportConn;
@@ -389,13 +421,18 @@ class WebTransportReceiveStream implements ReceiveStream {
     this.#c = c;
   }
 
+  /** The code of the peer's RESET_STREAM once this half fails with one; never settles otherwise, nor after this side's own stop. */
+  peerCode(): Promise<number> {
+    return peerCodeOf(this.#r.closed, () => this.#local === null);
+  }
+
   async read(): Promise<Uint8Array | null> {
     if (this.#local !== null) throw this.#local;
     let next: ReadableStreamReadResult<Uint8Array>;
     try {
       next = await this.#r.read();
     } catch (err) {
-      throw this.#local ?? (await this.#c.streamFailure(err));
+      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
     }
     // A read this side's stop cut short ends done, which is no FIN.
     if (this.#local !== null) throw this.#local;

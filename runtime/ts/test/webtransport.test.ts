@@ -308,3 +308,33 @@ test('§7 datagrams: sent as given without waiting, received until the session e
   wt.datagramsIn.fail(new TypeError('session closed'));
   assert.equal(await next, null);
 });
+
+test('§10.1 a write failing with no code (Chromium) takes the code the call stream’s readable reports', async (t) => {
+  const { conn, wt, clock } = await open(t);
+  const call = await conn.openCall!();
+  wt.bidi[0]!.sink.fail(new DOMException('The stream was aborted by the remote server', 'NetworkError'));
+  const writing = outcome(call.write(new Uint8Array([1])));
+  await settle();
+  wt.bidi[0]!.source.fail(new FakeWebTransportError({ message: 'Received RESET_STREAM.', source: 'stream', streamErrorCode: 9 }));
+  // Reported without waiting out the close wait (the clock does not move).
+  const err = await Promise.race([writing, settle().then(() => 'still waiting')]);
+  assert.ok(err instanceof StreamResetError, String(err));
+  assert.equal(err.code, 9);
+  assert.equal(err.remote, true);
+  assert.equal(clock.pending(), 0);
+});
+
+test('§10.1 this side’s own reset code is never reported as the peer’s', async (t) => {
+  const { conn, wt, clock } = await open(t);
+  const call = await conn.openCall!();
+  call.reset(1); // the writable now fails with this side's code 1
+  await settle();
+  const reading = outcome(call.read());
+  wt.bidi[0]!.source.fail(new TypeError('Error in input stream'));
+  await settle();
+  await clock.advance(CloseWaitMs);
+  const err = await reading;
+  assert.ok(err instanceof StreamResetError, String(err));
+  assert.equal(err.code, undefined);
+  assert.equal(err.remote, true);
+});
