@@ -96,6 +96,17 @@ export interface Frame {
  * error or undefined.
  */
 function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
+  // The valid case allocates nothing: messages are built only for a fault.
+  if (
+    frameTypeKnown(t) &&
+    payloadLen <= maxPayloadOf(t) &&
+    reserved === 0 &&
+    codecKnown(c) &&
+    (c === Codec.JSON || !isControl(t)) &&
+    (eventId === 0) !== hasEventId(t)
+  ) {
+    return undefined;
+  }
   const name = frameTypeName(t);
   const cap = maxPayloadOf(t);
   const err = (code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string) => new TransportError(code, `${name} ${what}`);
@@ -104,9 +115,8 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
   if (reserved !== 0) return err('WT_PROTOCOL_ERROR', `frame with reserved bits 0x${reserved.toString(16).padStart(4, '0')} set (§5.1)`);
   if (!codecKnown(c)) return err('WT_UNSUPPORTED_CODEC', `frame with reserved ${codecName(c)} (§5.3)`);
   if (isControl(t) && c !== Codec.JSON) return err('WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
-  if (hasEventId(t) && eventId === 0) return err('WT_PROTOCOL_ERROR', 'frame with event id 0 (§5.4)');
-  if (!hasEventId(t) && eventId !== 0) return err('WT_PROTOCOL_ERROR', `frame with event id ${eventId}; it must be 0 (§5.4)`);
-  return undefined;
+  if (hasEventId(t)) return err('WT_PROTOCOL_ERROR', 'frame with event id 0 (§5.4)');
+  return err('WT_PROTOCOL_ERROR', `frame with event id ${eventId}; it must be 0 (§5.4)`);
 }
 
 /**
