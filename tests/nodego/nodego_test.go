@@ -24,8 +24,9 @@ var (
 // through connectWebSocket and Node's WebSocket, against the Go server: the
 // emit-lane cases of the conformance contract, DATAGRAM frames (§3.3, §7.6),
 // calls failing WT_LANE_UNAVAILABLE, the refusal (§4), close codes both
-// ways (§10.2), the fallback from WT_NO_SUPPORT (§10.3) and reconnect after
-// the server restarts (§11).
+// ways (§10.2), the fallback from WT_NO_SUPPORT (§10.3), reconnect after
+// the server restarts (§11), and the rooms view following JOIN and LEAVE
+// (§6.5) against startRoomsServer, in this process.
 func TestSpec3_3_NodeClientAgainstGoServer(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -67,7 +68,7 @@ func TestSpec3_3_NodeClientAgainstGoServer(t *testing.T) {
 	}
 	run := exec.CommandContext(ctx, node, args...)
 	run.Dir = runtimeDir
-	run.Env = append(os.Environ(), "TIO_CONFORMANCE="+bin)
+	run.Env = append(os.Environ(), "TIO_CONFORMANCE="+bin, "TIO_ROOMS_WS="+startRoomsServer(t))
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
