@@ -186,7 +186,7 @@ class WebSocketConn implements Conn {
     }
     if (this.#info !== null) return;
     void settlesWithin(this.closed, CloseGraceMs, this.#clock).then((ended) => {
-      if (!ended) this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
+      if (!ended) this.#lose();
     });
   }
 
@@ -198,6 +198,16 @@ class WebSocketConn implements Conn {
     this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
     this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs);
     opening.opened();
+  }
+
+  /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
+  #lose(): void {
+    if (!this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true })) return;
+    try {
+      this.#sock.close();
+    } catch {
+      // Already closing.
+    }
   }
 
   /** Ends a socket whose opening handshake was given up on. */
@@ -370,7 +380,7 @@ class WebSocketConn implements Conn {
   // within CloseGraceMs is the session lost here.
   async #writeFailed(): Promise<never> {
     if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) {
-      this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true });
+      this.#lose();
     }
     throw this.#endedError();
   }

@@ -89,6 +89,7 @@ test('§11 an error on an open socket with no close after it is a lost session o
   assert.equal(await Promise.race([conn.closed.then(() => 'ended'), settle().then(() => 'open')]), 'open');
   await clock.advance(1);
   assert.deepEqual(await conn.closed, { code: 0, reason: '', remote: false, lost: true });
+  assert.equal(sock.closes.length, 1, 'the socket is let go');
 });
 
 test('§3.3 an error followed by the close: the close says how the session ended', async () => {
