@@ -340,3 +340,13 @@ func (s *conformanceServer) logLine(msg string, limit time.Duration, fragments .
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The runtime's pages type-check against the runtime's sources, so a change
+// of its API fails here by name rather than as a scenario's odd result.
+func TestRuntimePagesTypeCheck(t *testing.T) {
+	requireRuntimeBundler(t)
+	tsc := filepath.Join(runtimeDir, "node_modules", ".bin", "tsc")
+	if out, err := exec.Command(tsc, "-p", filepath.Join("runtime", "tsconfig.json")).CombinedOutput(); err != nil {
+		t.Fatalf("tsc -p runtime/tsconfig.json: %v\n%s", err, out)
+	}
+}

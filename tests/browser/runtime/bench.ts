@@ -130,18 +130,15 @@ const raw = {
     const s = await openRaw(url, sha256);
     const f = frame(EMIT, JSON_CODEC, ids.shout!, json({ text: shoutText(size) }));
     let heard = 0;
-    let wake: (() => void) | null = null;
+    const waiter: { wake: (() => void) | null } = { wake: null };
     const reading = (async () => {
       for (;;) {
         const got = await s.serverEmit();
         if (got === null) return;
         if (got.type === EMIT && got.eventId === ids.heard) {
           heard++;
-          if (wake) {
-            const w = wake;
-            wake = null;
-            w();
-          }
+          waiter.wake?.();
+          waiter.wake = null;
           if (heard === n) return;
         }
       }
@@ -154,7 +151,7 @@ const raw = {
     for (let sent = 0; sent < n; ) {
       // Write once half the window is free (or the rest fits), not per
       // answer, so each write carries many frames.
-      while (window - (sent - heard) < Math.min(window / 2, n - sent)) await new Promise<void>((r) => (wake = r));
+      while (window - (sent - heard) < Math.min(window / 2, n - sent)) await new Promise<void>((r) => (waiter.wake = r));
       const k = Math.min(window - (sent - heard), n - sent);
       await s.emit.ready;
       quiet(s.emit.write(batch.slice(0, k * f.length)));
@@ -269,21 +266,18 @@ const runtime = {
     const c = await client(url, sha256);
     const payload = { text: shoutText(size) };
     let heard = 0;
-    let wake: (() => void) | null = null;
+    const waiter: { wake: (() => void) | null } = { wake: null };
     let done: () => void;
     const all = new Promise<void>((r) => (done = r));
     c.on('heard', () => {
       heard++;
-      if (wake) {
-        const w = wake;
-        wake = null;
-        w();
-      }
+      waiter.wake?.();
+      waiter.wake = null;
       if (heard === n) done();
     });
     const started = performance.now();
     for (let sent = 0; sent < n; sent++) {
-      while (sent - heard >= window) await new Promise<void>((r) => (wake = r));
+      while (sent - heard >= window) await new Promise<void>((r) => (waiter.wake = r));
       c.emit('shout', payload);
     }
     await all;

@@ -270,9 +270,8 @@ const scenarios = {
       await new Promise((r) => setTimeout(r, 100));
     }
     off();
-    const stats = client.stats();
     client.close();
-    return { sent, got, stats };
+    return { sent, got };
   },
 
   // §6.5: enter joins (JOIN follows on the emit lane), say reaches the room
