@@ -28,6 +28,11 @@ export interface DevOptions {
  * WT_CERT_EXPIRED, then opens a WebTransport session at the manifest's URL
  * with the served hash pinned. A query on baseUrl (a token) replaces the
  * manifest URL's. No I/O until open.
+ *
+ * A browser trusts a development certificate for WebTransport only (by its
+ * pinned hash), never for fetch over HTTPS: from a page, baseUrl is where
+ * the manifest can be read, such as the page's own development server on
+ * http://127.0.0.1 relaying it.
  */
 export function connectDev(baseUrl: string, options: DevOptions = {}): Connector {
   return { open: (ctx) => openDev(baseUrl, options, ctx) };
