@@ -6,22 +6,31 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps chromium test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets fuzz
+.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser fuzz
 
-test: deps fmt-check vet test-go test-runtime
+test: deps fmt-check vet test-go test-runtime test-ts
 
 # What the browser tests need: playwright-core pinned in
-# tests/browser/package-lock.json, and Debian's Chromium (never a browser
-# downloaded by a test tool).
-deps: tests/browser/node_modules/.package-lock.json chromium
+# tests/browser/package-lock.json, the runtime's pinned dev dependencies
+# (esbuild bundles it for the pages), and Debian's Chromium and Firefox ESR
+# (never a browser downloaded by a test tool).
+deps: tests/browser/node_modules/.package-lock.json runtime/ts/node_modules/.package-lock.json chromium firefox-esr
 
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 	npm ci --prefix tests/browser --no-audit --no-fund
+
+runtime/ts/node_modules/.package-lock.json: runtime/ts/package-lock.json
+	npm ci --prefix runtime/ts --no-audit --no-fund
 
 chromium:
 	@if [ -x "$${CHROMIUM:-/usr/bin/chromium}" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
 	else echo "The browser tests need Debian's Chromium: sudo apt-get install chromium (or set CHROMIUM=/path)"; exit 1; fi
+
+firefox-esr:
+	@if [ -x "$${FIREFOX:-/usr/bin/firefox-esr}" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y firefox-esr; \
+	else echo "The browser tests need Debian's Firefox ESR: sudo apt-get install firefox-esr (or set FIREFOX=/path)"; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -37,6 +46,12 @@ test-go:
 test-runtime:
 	$(GO) test -race $(RACE_PKGS)
 
+# The TypeScript runtime (runtime/ts): its pinned tools from
+# package-lock.json (the rule under deps), the build (tsc to dist/ with .d.ts), the type checks with
+# TypeScript 5.9, 6.0 and 7.0, and the Node unit tests.
+test-ts: runtime/ts/node_modules/.package-lock.json
+	cd runtime/ts && npm run --silent build && node --import tsx --test test/*.test.ts
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
@@ -49,6 +64,11 @@ bench-system:
 # Timing on a shared host is noisy, so this runs on demand, not in test.
 bench-targets:
 	$(GO) run ./cmd/tio-bench -scenario wt-emit,ws-emit -runs 15 -check
+
+# The TypeScript runtime in headless Chromium against the Go server, each
+# figure beside a raw WebTransport page in the same run (median of 5).
+bench-browser: deps
+	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s

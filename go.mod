@@ -2,6 +2,13 @@ module github.com/transport-io/tiogen
 
 go 1.26.0
 
+// The TypeScript runtime and the browser tests' npm packages hold no Go
+// code; node_modules must never be walked by ./...
+ignore (
+	./runtime/ts
+	./tests/browser/node_modules
+)
+
 require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/coder/websocket v1.8.15

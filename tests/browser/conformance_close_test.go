@@ -16,7 +16,7 @@ import (
 // without it gets transport.closed {1007, 'bad-token'}; a page with it
 // whose handshake declares 'move' reliable gets {1001} naming the event.
 func TestSpec4_Spec10_2_ChromiumConformanceServerCloses(t *testing.T) {
-	requireBrowser(t)
+	requireBrowser(t, chromium)
 	cert, err := devcert.Mint(time.Now(), 0)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ type conformanceResult struct {
 // §6.2, §6.3), a stream of 100 elements under the credit window (§6.6),
 // and a datagram round trip (§7).
 func TestSpec3_Spec6_Spec7_ChromiumAgainstConformanceServer(t *testing.T) {
-	requireBrowser(t)
+	requireBrowser(t, chromium)
 	cert, err := devcert.Mint(time.Now(), 0)
 	if err != nil {
 		t.Fatal(err)

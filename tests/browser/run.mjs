@@ -1,9 +1,11 @@
-// Runs scenarios of page/tio-test.js in the Debian Chromium and prints their
-// results as one JSON line. Usage:
-//   node run.mjs <page URL> '<JSON array of {name, url, sha256, args}>'
-// The browser is the system's (CHROMIUM, default /usr/bin/chromium); nothing
-// is downloaded.
-import { chromium } from 'playwright-core';
+// Runs scenarios of a test page in one headless browser, launched once for
+// all of them, and prints their results as one JSON line. Usage:
+//   node run.mjs <page URL> '<JSON array of {name, url, sha256, args, timeoutMs}>'
+// A scenario is window.tio[name](url, sha256, ...args) on the page.
+// TIO_BROWSER picks the browser: chromium (default; CHROMIUM, default
+// /usr/bin/chromium) or firefox (FIREFOX, default /usr/bin/firefox-esr).
+// The browsers are the system's Debian packages; nothing is downloaded.
+import { chromium, firefox } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,21 +16,40 @@ if (!pageURL || !scenariosJSON) {
   process.exit(2);
 }
 const scenarios = JSON.parse(scenariosJSON);
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-const profile = mkdtempSync(join(tmpdir(), 'tio-chromium-'));
+const which = process.env.TIO_BROWSER || 'chromium';
 
-// The flags known to work as root; playwright adds --headless and
-// --no-sandbox, and the profile is a fresh directory.
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  args: [
-    '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-});
+async function launch() {
+  if (which === 'firefox') {
+    // playwright-core 1.64.1 drives Debian's Firefox ESR through its
+    // moz-firefox channel (WebDriver BiDi).
+    const browser = await firefox.launch({
+      channel: 'moz-firefox',
+      executablePath: process.env.FIREFOX || '/usr/bin/firefox-esr',
+      headless: true,
+    });
+    const context = await browser.newContext();
+    return { context, close: () => browser.close(), cleanup() {} };
+  }
+  if (which !== 'chromium') throw new Error(`TIO_BROWSER=${which}: want chromium or firefox`);
+  // The flags known to work as root; playwright adds --headless and
+  // --no-sandbox, and the profile is a fresh directory.
+  const profile = mkdtempSync(join(tmpdir(), 'tio-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--disable-gpu', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+  return { context, close: () => context.close(), cleanup: () => rmSync(profile, { recursive: true, force: true }) };
+}
+
+const started = Date.now();
+const browser = await launch();
+const launchMs = Date.now() - started;
 try {
-  const page = browser.pages()[0] || (await browser.newPage());
+  const page = browser.context.pages()[0] || (await browser.context.newPage());
   const logs = [];
   page.on('console', (m) => logs.push(m.text()));
   page.on('pageerror', (e) => logs.push('pageerror: ' + e.message));
@@ -40,14 +61,18 @@ try {
     const result = await Promise.race([
       page.evaluate(({ name, url, sha256, args }) => window.tio[name](url, sha256, ...(args || [])), s),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`scenario ${s.name} timed out; page log: ${JSON.stringify(logs)}`)), 20000);
+        timer = setTimeout(() => reject(new Error(`scenario ${s.name} timed out; page log: ${JSON.stringify(logs)}`)), s.timeoutMs || 20000);
       }),
-    ]);
+    ]).catch((e) => {
+      // A scenario that throws fails its own check; the others still run.
+      if (String(e.message).includes('timed out')) throw e;
+      return { harnessError: String(e.message).split('\n')[0] };
+    });
     clearTimeout(timer);
     results.push(result);
   }
-  console.log(JSON.stringify({ userAgent: await page.evaluate(() => navigator.userAgent), results, logs }));
+  console.log(JSON.stringify({ userAgent: await page.evaluate(() => navigator.userAgent), launchMs, results, logs }));
 } finally {
   await browser.close();
-  rmSync(profile, { recursive: true, force: true });
+  browser.cleanup();
 }

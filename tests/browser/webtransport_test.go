@@ -1,22 +1,10 @@
-// Package browser runs headless Chromium (the Debian package, driven by
-// playwright-core from this folder's package-lock.json) against Go servers.
-// The tests fail, never skip, when Chromium or node_modules are missing:
-// install them with `apt-get install -y chromium` and
-// `npm ci --prefix tests/browser`. Outside CI, TIO_SKIP_BROWSER=1 skips them
-// knowingly.
 package browser
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,93 +14,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
-
-func chromiumPath() string {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	return "/usr/bin/chromium"
-}
-
-// requireBrowser fails the test loudly when the browser toolchain is missing.
-func requireBrowser(t *testing.T) {
-	t.Helper()
-	if os.Getenv("TIO_SKIP_BROWSER") == "1" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TIO_SKIP_BROWSER=1 is not honoured in CI: the browser tests must run there")
-		}
-		t.Skip("TIO_SKIP_BROWSER=1: browser tests skipped on request")
-	}
-	var missing []string
-	if _, err := os.Stat(chromiumPath()); err != nil {
-		missing = append(missing, chromiumPath()+" (apt-get update && apt-get install -y chromium)")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = append(missing, "node (install Node.js 20 or later)")
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core", "package.json")); err != nil {
-		missing = append(missing, "tests/browser/node_modules (npm ci --prefix tests/browser)")
-	}
-	if len(missing) > 0 {
-		t.Fatalf("the headless Chromium tests cannot run; missing: %v (or set TIO_SKIP_BROWSER=1 outside CI)", missing)
-	}
-}
-
-// servePage serves page/ over plain HTTP on 127.0.0.1, a secure context for
-// WebTransport with serverCertificateHashes.
-func servePage(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir("page"))}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/index.html"
-}
-
-type scenario struct {
-	Name   string `json:"name"`
-	URL    string `json:"url"`
-	SHA256 []int  `json:"sha256"`
-	Args   []any  `json:"args,omitempty"`
-}
-
-type runOutput struct {
-	UserAgent string            `json:"userAgent"`
-	Results   []json.RawMessage `json:"results"`
-	Logs      []string          `json:"logs"`
-}
-
-// runChromium runs the scenarios in one browser and returns their results.
-func runChromium(t *testing.T, scenarios []scenario) runOutput {
-	t.Helper()
-	arg, _ := json.Marshal(scenarios)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "run.mjs", servePage(t), string(arg))
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromiumPath())
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node run.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
-	}
-	var out runOutput
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Results) != len(scenarios) {
-		t.Fatalf("harness output %q: %v", stdout.String(), err)
-	}
-	t.Logf("%s", out.UserAgent)
-	return out
-}
-
-func pin(c *devcert.Cert) []int {
-	b := make([]int, len(c.SHA256))
-	for i, v := range c.SHA256 {
-		b[i] = int(v)
-	}
-	return b
-}
 
 type closedResult struct {
 	Ready       bool            `json:"ready"`
@@ -130,7 +31,7 @@ const mismatchReason = "event 'move' is 'unreliable' here and 'reliable' at the 
 // event). This is the close path webtransport-go alone does not deliver
 // (FACTS.md).
 func TestSpec4_Spec10_2_ChromiumReceivesServerCloseCodes(t *testing.T) {
-	requireBrowser(t)
+	requireBrowser(t, chromium)
 	cert, err := devcert.Mint(time.Now(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +111,7 @@ type lanesResult struct {
 // WebTransport stream error codes), and the page's close code reaching the
 // server (§10.2).
 func TestSpec8_Spec10_2_ChromiumLanesResetsAndClientClose(t *testing.T) {
-	requireBrowser(t)
+	requireBrowser(t, chromium)
 	cert, err := devcert.Mint(time.Now(), 0)
 	if err != nil {
 		t.Fatal(err)

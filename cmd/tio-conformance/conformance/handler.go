@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -18,14 +20,24 @@ const MaxCount = 1_000_000
 // or datagram) before a method runs.
 type behaviour struct {
 	srv *Server // for say's room broadcasts; set once NewServer returned
+	// log reports what a peer under test cannot see from its own side: how
+	// its sessions ended and why its hung calls were cancelled.
+	log *slog.Logger
 }
 
 var _ Handler = (*behaviour)(nil)
 
 // newEngine returns the runtime server of the contract with the
-// conformance behaviour bound.
-func newEngine(opts tio.ServerOptions) (*Server, error) {
-	b := &behaviour{}
+// conformance behaviour bound. Every session's end is logged with its
+// §10.2 code and reason, so a peer's own close can be checked here.
+func newEngine(opts tio.ServerOptions, log *slog.Logger) (*Server, error) {
+	b := &behaviour{log: log}
+	opts.OnSessionEnd = func(p *tio.Peer, err error) {
+		var e *tio.Error
+		if errors.As(err, &e) {
+			log.Info("session ended", "peer", p.ID(), "code", e.Code, "message", e.Message)
+		}
+	}
 	srv, err := NewServer(b, opts)
 	if err != nil {
 		return nil, err
@@ -71,9 +83,11 @@ func count(event string, req Count, send func(Item) error) (int32, error) {
 	return req.N, nil
 }
 
-// Hang answers nothing until the caller cancels or the session ends.
-func (*behaviour) Hang(ctx context.Context, _ Peer, _ Text) (Text, error) {
+// Hang answers nothing until the caller cancels or the session ends, and
+// logs which (§8: a cancelled call is reset or stopped by its initiator).
+func (b *behaviour) Hang(ctx context.Context, _ Peer, req Text) (Text, error) {
 	<-ctx.Done()
+	b.log.Info("hang cancelled", "text", req.Text, "cause", context.Cause(ctx).Error())
 	return Text{}, context.Cause(ctx)
 }
 

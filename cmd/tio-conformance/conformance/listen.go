@@ -119,7 +119,7 @@ func Listen(cfg Config) (*Listener, error) {
 		OnHandlerError: func(p *tio.Peer, event string, err error) {
 			log.Warn("handler", "event", event, "peer", p.ID(), "err", err)
 		},
-	})
+	}, log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,446 @@
+// The client: sessions opened through a Connector, reconnected with a
+// jittered backoff when asked, handlers kept across sessions, and a frozen
+// snapshot for UI bindings (useSyncExternalStore and the like). Each
+// reconnect is a new session: nothing is resumed (§11).
+
+import { SessionCode, type SessionCodeName } from './codes.js';
+import { compileContract, type CompiledContract, type Contract } from './contract.js';
+import { RefusedError, TransportError } from './errors.js';
+import { Session, type Handler, type Stats } from './session/session.js';
+import type { Clock, Connector, Mapping, Opened } from './transport.js';
+
+export type { Handler, Stats } from './session/session.js';
+
+/** Where the client is (§11). */
+export type Status = 'idle' | 'connecting' | 'connected' | 'closing' | 'closed';
+
+/** What a UI shows of the client; frozen, and a new object only when something in it changed. */
+export interface Snapshot {
+  readonly status: Status;
+  /** The client's rooms (§6.5), sorted, as the server's JOIN and LEAVE frames say. */
+  readonly rooms: readonly string[];
+  /** How the last session or attempt failed; null when none did. */
+  readonly lastError: TransportError | null;
+  /** The server's refusal at the door (WT_UNAUTHORIZED, §4); null unless refused. */
+  readonly refused: { readonly reason: string } | null;
+  /** The mapping carrying the session (§2, §3.3); null without one. */
+  readonly transport: Mapping | null;
+  /** Why the first mapping of a fallback was not used; null when it carries the session. */
+  readonly fallbackReason: string | null;
+}
+
+export interface ReconnectOptions {
+  /** The first backoff step, in ms; each step doubles up to maxMs. */
+  readonly minMs: number;
+  readonly maxMs: number;
+  /** A number in [0, 1) for the jitter; Math.random by default. */
+  readonly random?: () => number;
+}
+
+export interface ClientOptions {
+  readonly contract: Contract;
+  /** How sessions are opened: connectWebTransport(...), connectWebSocket(...), withFallback(...), or ./testing's memoryConnector. */
+  readonly connect: Connector;
+  /** Reconnect after a session ends or an attempt fails; off when absent. Never after WT_UNAUTHORIZED (§4). */
+  readonly reconnect?: ReconnectOptions;
+  /** The clock of every timer (handshake deadline, backoff, datagram TTL); the host's by default. */
+  readonly clock?: Clock;
+}
+
+export interface CallOptions {
+  /** Aborting resets the call's stream WT_ABORTED (§8) and rejects (or ends the loop) with WT_ABORTED. */
+  readonly signal?: AbortSignal;
+}
+
+/** The host's clock. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (h) => globalThis.clearTimeout(h as ReturnType<typeof globalThis.setTimeout>),
+};
+
+const emptyStats: Stats = Object.freeze({
+  emitQueueDepth: 0,
+  overflowDropped: 0,
+  staleDropped: 0,
+  staleReceived: 0,
+  unknownDropped: 0,
+  validationDropped: 0,
+  directionDropped: 0,
+  malformedDropped: 0,
+  earlyDiscarded: 0,
+});
+
+const noRooms: readonly string[] = Object.freeze([]);
+
+/**
+ * A transport-io client. Constructing it does no I/O (safe in server-side
+ * rendering); connect() opens the first session.
+ */
+export class Client {
+  readonly #contract: CompiledContract;
+  readonly #connector: Connector;
+  readonly #reconnect: ReconnectOptions | undefined;
+  readonly #clock: Clock;
+  readonly #handlers = new Map<string, Set<Handler>>();
+  readonly #listeners = new Set<() => void>();
+
+  #snapshot: Snapshot = Object.freeze({
+    status: 'idle',
+    rooms: noRooms,
+    lastError: null,
+    refused: null,
+    transport: null,
+    fallbackReason: null,
+  });
+  #session: Session | undefined;
+  #lastStats: Stats = emptyStats;
+  /** The run in progress (one at a time); undefined when idle or closed. */
+  #run: Run | undefined;
+
+  constructor(opts: ClientOptions) {
+    this.#contract = compileContract(opts.contract);
+    this.#connector = opts.connect;
+    this.#clock = opts.clock ?? systemClock;
+    if (opts.reconnect !== undefined && opts.reconnect.minMs > 0 && opts.reconnect.maxMs >= opts.reconnect.minMs) this.#reconnect = opts.reconnect;
+  }
+
+  /**
+   * Opens a session and resolves once the server's handshake is accepted.
+   * Idempotent: while connecting or connected it returns the same promise.
+   * Rejects with how the attempt failed (a RefusedError for WT_UNAUTHORIZED);
+   * with reconnect on, it keeps trying until a session is established, the
+   * server refuses, or close() is called.
+   */
+  connect(): Promise<void> {
+    if (this.#run !== undefined && !this.#run.stopped) return this.#run.firstSession;
+    const run = new Run();
+    this.#run = run;
+    this.#update({ status: 'connecting', lastError: null, refused: null });
+    void this.#loop(run);
+    return run.firstSession;
+  }
+
+  /**
+   * Ends the session with a §10.2 code (WT_NO_ERROR by default) and reason,
+   * and stops reconnecting. Resolves once the session has ended.
+   */
+  async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
+    const n = typeof code === 'number' ? code : SessionCode[code];
+    if (n === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `${String(code)} is not a session close code (§10.2)`);
+    const run = this.#run;
+    if (run === undefined) return;
+    run.stop(n, reason);
+    if (this.#session !== undefined && !this.#session.isEnded) {
+      this.#update({ status: 'closing' });
+      const s = this.#session;
+      s.close(n, reason);
+      await s.ended;
+    }
+    await run.done;
+  }
+
+  /**
+   * Sends an event (§6.1, §7). Throws a TransportError: WT_UNKNOWN_EVENT,
+   * WT_DATAGRAM_TOO_LARGE (nothing sent, §7.4), WT_PEER_TOO_SLOW (the queue
+   * was full and the session closed, §9), WT_SESSION_CLOSED without a
+   * session.
+   */
+  emit(name: string, payload: unknown): void {
+    this.#current().emit(name, payload);
+  }
+
+  /**
+   * Subscribes a handler to an event the server sends, on this session and
+   * every later one; returns the function that unsubscribes it. Throws for
+   * an event the client cannot receive.
+   */
+  on(name: string, handler: Handler): () => void {
+    const ev = this.#contract.byName.get(name);
+    if (ev === undefined) throw new TypeError(`event '${name}' is not in contract ${this.#contract.name}`);
+    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`event '${name}' is not an event the server sends`);
+    let set = this.#handlers.get(name);
+    if (set === undefined) {
+      set = new Set();
+      this.#handlers.set(name, set);
+    }
+    // A wrapper per subscription, so one handler subscribed twice is two subscriptions.
+    const sub: Handler = (v) => handler(v);
+    set.add(sub);
+    return () => {
+      set.delete(sub);
+    };
+  }
+
+  /**
+   * A returns call (§3.2). Waits for a session being connected; rejects
+   * with the server's code and message for a CALL_ERROR (§6.4),
+   * WT_VALIDATION_FAILED for a result its validator refuses, WT_ABORTED
+   * after the signal, WT_SESSION_CLOSED when the session ends first (§11),
+   * WT_LANE_UNAVAILABLE on the WebSocket mapping (§3.3).
+   */
+  async call(name: string, payload: unknown, opts: CallOptions = {}): Promise<unknown> {
+    const s = await this.#ready(opts.signal);
+    return s.call(name, payload, opts.signal);
+  }
+
+  /**
+   * A yields call (§3.2): iterate it with for await. Credit is granted as
+   * the loop consumes (§6.6); break, return() or the signal resets the
+   * stream WT_ABORTED (§8). Nothing is sent until the loop starts.
+   */
+  async *stream(name: string, payload: unknown, opts: CallOptions = {}): AsyncGenerator<unknown, void, undefined> {
+    yield* (await this.#ready(opts.signal)).stream(name, payload, opts.signal);
+  }
+
+  /** Calls listener whenever getSnapshot() changes; returns the function that unsubscribes it. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /** The current snapshot: frozen, and the same object until something in it changes. */
+  getSnapshot(): Snapshot {
+    return this.#snapshot;
+  }
+
+  /** The current session's counters (the last session's once it ended). */
+  stats(): Stats {
+    return this.#session !== undefined ? this.#session.stats() : this.#lastStats;
+  }
+
+  // ---- internals ------------------------------------------------------
+
+  #current(): Session {
+    const s = this.#session;
+    if (s === undefined || s.isEnded) {
+      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
+    }
+    return s;
+  }
+
+  /** The session a call runs on: the current one, or the next one while connecting. */
+  async #ready(signal: AbortSignal | undefined): Promise<Session> {
+    const s = this.#session;
+    if (s !== undefined && !s.isEnded) return s;
+    const run = this.#run;
+    if (run === undefined || run.stopped) {
+      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
+    }
+    return run.nextSession(signal);
+  }
+
+  #update(patch: Partial<Snapshot>): void {
+    const cur = this.#snapshot;
+    const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur };
+    let changed = false;
+    for (const k of Object.keys(patch) as Array<keyof Snapshot>) {
+      if (k === 'rooms') {
+        const a = patch.rooms as readonly string[];
+        if (a.length !== cur.rooms.length || a.some((r, i) => r !== cur.rooms[i])) {
+          next.rooms = a.length === 0 ? noRooms : Object.freeze([...a]);
+          changed = true;
+        }
+      } else if (patch[k] !== cur[k]) {
+        (next as Record<string, unknown>)[k] = patch[k];
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    this.#snapshot = Object.freeze(next);
+    for (const l of [...this.#listeners]) l();
+  }
+
+  /** Dials sessions until stopped: every reconnect is a new session with the same handlers (§11). */
+  async #loop(run: Run): Promise<void> {
+    let attempt = 0;
+    for (;;) {
+      let err: TransportError;
+      let established = false;
+      try {
+        const ctx = { clock: this.#clock, signal: run.abort.signal };
+        let opened = await this.#connector.open(ctx);
+        for (;;) {
+          if (run.stopped) {
+            opened.conn.close(run.closeCode, run.closeReason);
+            err = new TransportError('WT_SESSION_CLOSED', 'the client was closed');
+            break;
+          }
+          ({ err, established } = await this.#runSession(run, opened));
+          // A mapping that opened and never handshook falls back, if the connector can (§4.1).
+          if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || opened.fallBack === undefined || run.stopped) break;
+          opened = await opened.fallBack(err, ctx);
+        }
+        if (established) attempt = 0;
+      } catch (e) {
+        err = asTransportError(e);
+      }
+      if (run.stopped || this.#run !== run) break;
+      const refused = err instanceof RefusedError ? { reason: err.reason } : err.code === 'WT_UNAUTHORIZED' ? { reason: '' } : null;
+      this.#update({ lastError: err, refused });
+      // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
+      const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
+      if (wait === undefined) {
+        run.failed(established ? closedAfter(err) : err);
+        break;
+      }
+      this.#update({ status: 'connecting' });
+      if (!(await run.sleep(this.#clock, wait))) break;
+    }
+    if (this.#run === run) {
+      this.#run = undefined;
+      this.#update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
+    }
+    run.finish();
+  }
+
+  /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
+  async #runSession(run: Run, opened: Opened): Promise<{ err: TransportError; established: boolean }> {
+    const s = new Session(opened.conn, this.#contract, {
+      clock: this.#clock,
+      handlers: this.#handlers,
+      onChange: () => {
+        if (this.#session === s) this.#update({ rooms: s.rooms() });
+      },
+    });
+    this.#session = s;
+    this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
+    s.start();
+    let established = false;
+    try {
+      await s.established;
+      established = true;
+      this.#update({ status: 'connected', lastError: null, refused: null });
+      run.established(s);
+    } catch {
+      // How it ended comes from s.ended below.
+    }
+    const err = await s.ended;
+    this.#lastStats = s.stats();
+    if (this.#session === s) {
+      this.#session = undefined;
+      this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
+    }
+    return { err, established };
+  }
+}
+
+/**
+ * The wait before reconnect attempt n (from 0): each step doubles from min
+ * up to max, and the wait is drawn from the step's upper half, never below
+ * min, so clients dropped together do not return together (as the Go
+ * runtime's Backoff).
+ */
+export function backoff(r: ReconnectOptions, attempt: number): number {
+  const step = Math.min(r.maxMs, r.minMs * 2 ** Math.min(attempt, 52));
+  const lo = Math.max(step / 2, r.minMs);
+  return lo + (r.random ?? Math.random)() * (step - lo);
+}
+
+function asTransportError(e: unknown): TransportError {
+  if (e instanceof TransportError) return e;
+  return new TransportError('WT_HANDSHAKE_FAILED', e instanceof Error ? e.message : String(e), { cause: e });
+}
+
+/** What pending calls of a session that ended report (§11). */
+function closedAfter(err: TransportError): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + err.message, { cause: err });
+}
+
+/** One connect()…close() run of the client. */
+class Run {
+  readonly abort = new AbortController();
+  stopped = false;
+  closeCode = 0;
+  closeReason = '';
+  readonly firstSession: Promise<void>;
+  readonly done: Promise<void>;
+  #settledFirst = false;
+  #resolveFirst!: () => void;
+  #rejectFirst!: (e: unknown) => void;
+  #resolveDone!: () => void;
+  #waiters = new Set<{ resolve: (s: Session) => void; reject: (e: unknown) => void }>();
+  #wake: (() => void) | undefined;
+
+  constructor() {
+    this.firstSession = new Promise<void>((resolve, reject) => {
+      this.#resolveFirst = resolve;
+      this.#rejectFirst = reject;
+    });
+    // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
+    this.firstSession.catch(() => {});
+    this.done = new Promise<void>((r) => (this.#resolveDone = r));
+  }
+
+  established(s: Session): void {
+    if (!this.#settledFirst) {
+      this.#settledFirst = true;
+      this.#resolveFirst();
+    }
+    for (const w of this.#waiters) w.resolve(s);
+    this.#waiters.clear();
+  }
+
+  failed(e: unknown): void {
+    if (!this.#settledFirst) {
+      this.#settledFirst = true;
+      this.#rejectFirst(e);
+    }
+    for (const w of this.#waiters) w.reject(e);
+    this.#waiters.clear();
+  }
+
+  /** The next session established, for a call made while connecting. */
+  nextSession(signal: AbortSignal | undefined): Promise<Session> {
+    return new Promise<Session>((resolve, reject) => {
+      const w = {
+        resolve: (s: Session) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(s);
+        },
+        reject: (e: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      };
+      const onAbort = () => {
+        this.#waiters.delete(w);
+        reject(new TransportError('WT_ABORTED', 'the call was cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do: the caller cancelled it.' }));
+      };
+      if (signal?.aborted === true) return onAbort();
+      signal?.addEventListener('abort', onAbort);
+      this.#waiters.add(w);
+    });
+  }
+
+  stop(code: number, reason: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.closeCode = code;
+    this.closeReason = reason;
+    this.abort.abort();
+    this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
+    this.#wake?.();
+  }
+
+  /** Waits ms on clock; false when stopped first. */
+  sleep(clock: Clock, ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = clock.setTimeout(() => {
+        this.#wake = undefined;
+        resolve(true);
+      }, ms);
+      this.#wake = () => {
+        clock.clearTimeout(timer);
+        resolve(false);
+      };
+    });
+  }
+
+  finish(): void {
+    this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
+    this.#resolveDone();
+  }
+}

@@ -1,0 +1,161 @@
+// Every WT_* code of the transport-io protocol, version 0 (§10), with its
+// number where it has one and the remedy the spec gives. Mirrors the Go
+// runtime's wire/code.go name for name and remedy for remedy.
+
+/** Session close codes (§10.2): the u32 of a WebTransport session close. */
+export const SessionCode = {
+  WT_NO_ERROR: 0,
+  WT_PROTOCOL_VERSION_MISMATCH: 1000,
+  WT_CONTRACT_MISMATCH: 1001,
+  WT_HANDSHAKE_TIMEOUT: 1002,
+  WT_PEER_TOO_SLOW: 1003,
+  WT_PROTOCOL_ERROR: 1004,
+  WT_IDLE_TIMEOUT: 1005,
+  WT_RELIABILITY_REFUSED: 1006,
+  WT_UNAUTHORIZED: 1007,
+} as const;
+
+/** Stream reset codes (§10.1): one byte each; 2–8 and 10–255 are reserved (§8). */
+export const ResetCode = {
+  WT_NO_ERROR: 0,
+  WT_ABORTED: 1,
+  WT_TOO_MANY_STREAMS: 9,
+} as const;
+
+/** Local codes (§10.3): raised to the application, never transmitted. */
+export const LocalCodes = [
+  'WT_NO_SUPPORT',
+  'WT_LANE_UNAVAILABLE',
+  'WT_DATAGRAM_TOO_LARGE',
+  'WT_ROOM_NOT_JOINED',
+  'WT_SESSION_CLOSED',
+  'WT_HANDSHAKE_FAILED',
+  'WT_UDP_UNREACHABLE',
+  'WT_CERT_EXPIRED',
+  'WT_DEV_ONLY',
+  'WT_PORT_IN_USE',
+] as const;
+
+/**
+ * Per-message codes named in the text of §5.1, §5.3, §5.4 and §6.4. They
+ * travel in CALL_ERROR frames or are raised locally; none has a number.
+ */
+export const MessageCodes = [
+  'WT_PAYLOAD_TOO_LARGE',
+  'WT_UNSUPPORTED_CODEC',
+  'WT_UNKNOWN_EVENT',
+  'WT_VALIDATION_FAILED',
+  'WT_HANDLER_ERROR',
+] as const;
+
+export type SessionCodeName = keyof typeof SessionCode;
+export type ResetCodeName = keyof typeof ResetCode;
+export type LocalCodeName = (typeof LocalCodes)[number];
+export type MessageCodeName = (typeof MessageCodes)[number];
+/** Every code this version of the protocol names. */
+export type KnownCode = SessionCodeName | ResetCodeName | LocalCodeName | MessageCodeName;
+/**
+ * A WT_* code: one of the known ones, or any other WT_-prefixed name a
+ * responder forwarded in a CALL_ERROR (§6.4: treat unknown codes as opaque),
+ * or WT_CLOSE_<n> for a close code §10.2 does not name.
+ */
+export type CodeName = KnownCode | (`WT_${string}` & {});
+
+/** Names a §10.2 close code, or returns undefined for a number §10.2 does not define. */
+export function sessionCodeName(code: number): SessionCodeName | undefined {
+  for (const name in SessionCode) {
+    if (SessionCode[name as SessionCodeName] === code) return name as SessionCodeName;
+  }
+  return undefined;
+}
+
+/** Names a §10.1 reset code, or returns undefined for a reserved one. */
+export function resetCodeName(code: number): ResetCodeName | undefined {
+  for (const name in ResetCode) {
+    if (ResetCode[name as ResetCodeName] === code) return name as ResetCodeName;
+  }
+  return undefined;
+}
+
+/**
+ * The number a code travels as, when it has one: its §10.2 close code, or
+ * for WT_ABORTED and WT_TOO_MANY_STREAMS its §10.1 reset byte.
+ */
+export function codeNumber(code: string): number | undefined {
+  if (code in SessionCode) return SessionCode[code as SessionCodeName];
+  if (code in ResetCode) return ResetCode[code as ResetCodeName];
+  return undefined;
+}
+
+/** The §3.3 mapping of session close codes onto WebSocket close codes. */
+export const WebSocketNormalClosure = 1000;
+/** Added to every §10.2 code but WT_NO_ERROR on the WebSocket mapping (§3.3). */
+export const WebSocketCodeBase = 3000;
+/** The last close code an application may send (RFC 6455 §7.4.2). */
+const webSocketCodeMax = 4999;
+/** RFC 6455's "unexpected condition": a code too large to carry. */
+export const WebSocketInternalError = 1011;
+
+/**
+ * Maps a §10.2 code onto the WebSocket close code that carries it (§3.3):
+ * 0 becomes 1000, any other code 3000 plus the code. A code above 1999
+ * (which §10.2 does not define) becomes 1011, which the peer reads as a
+ * socket-level close with no session code rather than as a wrong one.
+ */
+export function webSocketCloseCode(sessionCode: number): number {
+  if (sessionCode === SessionCode.WT_NO_ERROR) return WebSocketNormalClosure;
+  if (sessionCode > webSocketCodeMax - WebSocketCodeBase) return WebSocketInternalError;
+  return WebSocketCodeBase + sessionCode;
+}
+
+/**
+ * Recovers the §10.2 code a WebSocket close code carries (§3.3): 1000 is
+ * WT_NO_ERROR, 3000–4999 carry the code minus 3000 (numbers §10.2 does not
+ * name included). Any other close code (1001 for a page going away, 1006
+ * for a lost connection, ...) is the socket's own: undefined, and the
+ * session ended with no code (§11).
+ */
+export function sessionCodeFromWebSocket(ws: number): number | undefined {
+  if (ws === WebSocketNormalClosure) return SessionCode.WT_NO_ERROR;
+  if (ws >= WebSocketCodeBase && ws <= webSocketCodeMax) return ws - WebSocketCodeBase;
+  return undefined;
+}
+
+/** Close-reason limits (§3.3, §4, §10.2). */
+export const MaxCloseReason = 1024;
+/** The longest reason the WebSocket mapping carries, and so the longest refusal reason (§3.3, §4). */
+export const MaxWebSocketReason = 123;
+
+const remedies: Record<KnownCode, string> = {
+  WT_NO_ERROR: 'Nothing to do: the session or stream ended normally.',
+  WT_ABORTED: 'The initiator cancelled; abandon the work, this is routine.',
+  WT_TOO_MANY_STREAMS: 'Reduce concurrency to at most 256 calls in flight per session and retry.',
+  WT_PROTOCOL_VERSION_MISMATCH: 'Upgrade one side so both peers speak the same protocol version.',
+  WT_CONTRACT_MISMATCH: 'Reconcile the named event so both peers declare it with the same id and lane.',
+  WT_HANDSHAKE_TIMEOUT: 'Make sure the peer opens its emit stream and sends its handshake within 5000 ms.',
+  WT_PEER_TOO_SLOW: 'Consume faster: the peer fell 256 frames behind on the emit lane.',
+  WT_PROTOCOL_ERROR: "The peer broke the framing rules; fix the peer's implementation.",
+  WT_IDLE_TIMEOUT: 'Nothing arrived for 45000 ms: the path is dead or the peer sends no keepalive; reconnect.',
+  WT_RELIABILITY_REFUSED: 'Use a transport with datagrams, or declare a fallback for every unreliable event.',
+  WT_UNAUTHORIZED: 'The server refused this request; do not retry it without a new credential.',
+  WT_NO_SUPPORT: 'Use a runtime with WebTransport, or configure a WebSocket fallback.',
+  WT_LANE_UNAVAILABLE: 'Calls need bidirectional streams, which the WebSocket mapping lacks; use WebTransport.',
+  WT_DATAGRAM_TOO_LARGE: 'Shorten the payload, or move the event to the reliable lane.',
+  WT_ROOM_NOT_JOINED: 'Join the room first.',
+  WT_SESSION_CLOSED: 'Reconnect and retry.',
+  WT_HANDSHAKE_FAILED: "Check the pinned certificate hash, the certificate's expiry and that the server is reachable.",
+  WT_UDP_UNREACHABLE: 'Open UDP to the server: a firewall, a VPN or a platform without UDP ingress is blocking QUIC.',
+  WT_CERT_EXPIRED: 'Mint a new development certificate and reload the client so it picks up the new hash.',
+  WT_DEV_ONLY: 'Use this development affordance from loopback only.',
+  WT_PORT_IN_USE: 'Stop the process holding the port or pass another port.',
+  WT_PAYLOAD_TOO_LARGE: 'Keep payloads within 1 MiB, or 16 MiB on a call, and move large payloads to a call.',
+  WT_UNSUPPORTED_CODEC: 'Send codec 0x01 (JSON) or 0x02 (bytes) only.',
+  WT_UNKNOWN_EVENT: "The peer's contract lacks this event; deploy the same contract on both sides.",
+  WT_VALIDATION_FAILED: "Send a payload that matches the event's schema.",
+  WT_HANDLER_ERROR: "The handler failed; see its message and the responder's logs.",
+};
+
+/** The one-sentence advice the spec gives for a code, or '' for a code this package does not know. */
+export function remedy(code: string): string {
+  return Object.prototype.hasOwnProperty.call(remedies, code) ? remedies[code as KnownCode] : '';
+}

@@ -1,0 +1,141 @@
+// The contract object the runtime consumes: the generator emits it, and a
+// test can write one by hand. compileContract checks it as the Go runtime's
+// tio.NewContract does and indexes it for the engine.
+
+import { Codec } from './wire/frame.js';
+import type { EventEntry, Lane } from './wire/handshake.js';
+
+/** The shape of an event: fire-and-forget, or a call (§3.2). */
+export type Shape = 'emit' | 'returns' | 'yields';
+/** A slot's codec (§5.3): 'json' slots take and give JS values, 'bytes' slots Uint8Array. */
+export type SlotCodec = 'json' | 'bytes';
+
+/**
+ * A validator hook, called on receive: it fails by throwing or by returning
+ * false; any other result passes, and the decoded value is delivered as is.
+ */
+export type Validator = (value: unknown) => unknown;
+
+/** One event of a contract. */
+export interface EventSpec {
+  readonly name: string;
+  /** The event id (§5.4), computed by the generator: SHA-256(name)[0:4] big-endian, or the explicit id. */
+  readonly id: number;
+  readonly lane: Lane;
+  /** Which side sends an emit; absent means either. Calls declare none (the client initiates them). */
+  readonly from?: 'client' | 'server';
+  readonly shape: Shape;
+  /** The codec of the payload (of the request, for calls). */
+  readonly payload: SlotCodec;
+  /** The codec of the returns or yields slot; calls only. */
+  readonly result?: SlotCodec;
+  /** What an unreliable event accepts on the WebSocket mapping (§7.6). */
+  readonly fallback?: 'newest';
+  /** Checks a received emit's payload; a failing one is dropped and counted (validationDropped). */
+  readonly validate?: Validator;
+  /** Checks a call's result or each streamed element; a failing one rejects WT_VALIDATION_FAILED. */
+  readonly validateResult?: Validator;
+}
+
+/** A contract: its events, and optionally its name for messages. */
+export interface Contract {
+  readonly name?: string;
+  readonly events: readonly EventSpec[];
+}
+
+/** An event as the engine indexes it. */
+export interface CompiledEvent {
+  readonly spec: EventSpec;
+  readonly name: string;
+  readonly id: number;
+  readonly lane: Lane;
+  readonly shape: Shape;
+  readonly payloadCodec: Codec;
+  /** 0 for emits. */
+  readonly resultCodec: Codec | 0;
+  /** Whether the client may send it (an emit per its direction; every call). */
+  readonly sentByClient: boolean;
+  /** Whether the server may send it (an emit per its direction; never a call). */
+  readonly sentByServer: boolean;
+}
+
+/** A checked, indexed contract; immutable and shared by every session of a client. */
+export interface CompiledContract {
+  readonly name: string;
+  readonly byId: ReadonlyMap<number, CompiledEvent>;
+  readonly byName: ReadonlyMap<string, CompiledEvent>;
+  /** The handshake event table (§4.3). */
+  readonly table: readonly EventEntry[];
+  /** The first unreliable event, in name order, with no fallback: a WebSocket session is refused naming it (§2, §7.6); '' when none. */
+  readonly firstUndeclared: string;
+}
+
+const compiled = new WeakMap<Contract, CompiledContract>();
+
+function codecOf(c: SlotCodec | undefined, what: string): Codec {
+  if (c === 'json') return Codec.JSON;
+  if (c === 'bytes') return Codec.BYTES;
+  throw new TypeError(`${what} has codec ${JSON.stringify(c)}, not 'json' or 'bytes' (§5.3)`);
+}
+
+/**
+ * Checks and indexes a contract. Names and ids must be unique (§5.4); ids
+ * are integers from 1 to 2^32-1; calls are reliable, declare no direction
+ * and have a result slot; fallbacks belong to unreliable events. Throws a
+ * TypeError naming the contract and the event otherwise.
+ */
+export function compileContract(c: Contract): CompiledContract {
+  const done = compiled.get(c);
+  if (done !== undefined) return done;
+  const name = c.name ?? 'contract';
+  const byId = new Map<number, CompiledEvent>();
+  const byName = new Map<string, CompiledEvent>();
+  const table: EventEntry[] = [];
+  let firstUndeclared = '';
+  for (const e of c.events) {
+    const fail = (msg: string): never => {
+      throw new TypeError(`contract ${name}: ${msg}`);
+    };
+    if (typeof e.name !== 'string' || e.name === '') fail('an event has no name');
+    if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`event '${e.name}' has id ${String(e.id)}, not an integer from 1 to 4294967295 (§5.4)`);
+    if (e.lane !== 'reliable' && e.lane !== 'unreliable') fail(`event '${e.name}' has lane ${JSON.stringify(e.lane)}, not reliable or unreliable`);
+    const payloadCodec = codecOf(e.payload, `event '${e.name}' payload`);
+    let resultCodec: Codec | 0 = 0;
+    if (e.shape === 'emit') {
+      if (e.result !== undefined) fail(`event '${e.name}' is an emit and has no result slot`);
+    } else if (e.shape === 'returns' || e.shape === 'yields') {
+      if (e.lane !== 'reliable') fail(`event '${e.name}' is a call and must be reliable`);
+      if (e.from !== undefined) fail(`event '${e.name}' is a call; calls are initiated by the client and declare no direction`);
+      resultCodec = codecOf(e.result, `event '${e.name}' ${e.shape} slot`);
+    } else {
+      fail(`event '${e.name}' has shape ${JSON.stringify(e.shape)}, not emit, returns or yields`);
+    }
+    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') fail(`event '${e.name}' has from ${JSON.stringify(e.from)}`);
+    if (e.fallback !== undefined) {
+      if (e.fallback !== 'newest') fail(`event '${e.name}' has unknown fallback ${JSON.stringify(e.fallback)}`);
+      if (e.lane !== 'unreliable') fail(`event '${e.name}' declares a fallback but is reliable (§7.6)`);
+    }
+    if (byName.has(e.name)) fail(`event '${e.name}' is declared twice`);
+    const other = byId.get(e.id);
+    if (other !== undefined) fail(`events '${other.name}' and '${e.name}' share id ${e.id}; give one an explicit id (§5.4)`);
+    const isEmit = e.shape === 'emit';
+    const ev: CompiledEvent = {
+      spec: e,
+      name: e.name,
+      id: e.id,
+      lane: e.lane,
+      shape: e.shape,
+      payloadCodec,
+      resultCodec,
+      sentByClient: !isEmit || e.from !== 'server',
+      sentByServer: isEmit && e.from !== 'client',
+    };
+    byId.set(e.id, ev);
+    byName.set(e.name, ev);
+    table.push({ name: e.name, id: e.id, lane: e.lane });
+    if (e.lane === 'unreliable' && e.fallback === undefined && (firstUndeclared === '' || e.name < firstUndeclared)) firstUndeclared = e.name;
+  }
+  const out: CompiledContract = { name, byId, byName, table, firstUndeclared };
+  compiled.set(c, out);
+  return out;
+}

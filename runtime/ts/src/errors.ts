@@ -1,0 +1,95 @@
+// The errors an application sees from the runtime: a WT_* code, what
+// happened and what to do about it (§10). Mirrors the Go runtime's
+// wire.Error.
+
+import { type CodeName, codeNumber, remedy } from './codes.js';
+
+/**
+ * The one error type of transport-io: `code` is the WT_* name, `number` the
+ * §10.1/§10.2 number when the code has one, `remedy` the spec's advice.
+ * Messages never carry URL query strings, which may hold credentials (§4.3).
+ */
+export class TransportError extends Error {
+  readonly code: CodeName;
+  readonly number: number | undefined;
+  readonly remedy: string;
+
+  constructor(code: CodeName, message: string, options?: { cause?: unknown; remedy?: string }) {
+    super(redactQueries(message), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.number = codeNumber(code);
+    this.remedy = options?.remedy ?? remedy(code);
+  }
+
+  override name = 'TransportError';
+
+  /** "WT_CODE: message (remedy)", as the Go runtime renders its errors. */
+  override toString(): string {
+    let s = this.code as string;
+    if (this.message !== '') s += ': ' + this.message;
+    if (this.remedy !== '') s += ' (' + this.remedy + ')';
+    return s;
+  }
+}
+
+/**
+ * A refusal at the door (§4, §10.2 WT_UNAUTHORIZED, 1007): `reason` is the
+ * application's short reason, whole ('bad-token', 'expired', 'refused'). A
+ * client does not retry it.
+ */
+export class RefusedError extends TransportError {
+  readonly reason: string;
+
+  constructor(reason: string) {
+    super('WT_UNAUTHORIZED', 'session refused by the server: ' + reason);
+    this.reason = reason;
+  }
+
+  override name = 'RefusedError';
+}
+
+/**
+ * A stream the peer reset (RESET_STREAM) or stopped (STOP_SENDING), or that
+ * this side abandoned, with its §10.1 code (§8). `code` is the byte as it
+ * arrived, or undefined when the transport reported none (Firefox).
+ */
+export class StreamResetError extends Error {
+  readonly code: number | undefined;
+  readonly remote: boolean;
+
+  constructor(code: number | undefined, remote: boolean, message?: string) {
+    super(message ?? `stream ${remote ? 'reset by the peer' : 'reset by this side'} with code ${code ?? 'unknown'}`);
+    this.code = code;
+    this.remote = remote;
+  }
+
+  override name = 'StreamResetError';
+}
+
+/**
+ * Removes the query of every URL in s ("scheme://...?q" becomes
+ * "scheme://...?…"); a URL ends at white space or a quote. As the Go
+ * runtime's redactQueries.
+ */
+export function redactQueries(s: string): string {
+  if (!s.includes('://') || !s.includes('?')) return s;
+  let out = '';
+  for (;;) {
+    const i = s.indexOf('://');
+    if (i < 0) break;
+    let end = s.length;
+    for (let j = i; j < s.length; j++) {
+      const c = s[j];
+      if (c === ' ' || c === '\t' || c === '\r' || c === '\n' || c === '"' || c === "'" || c === '`') {
+        end = j;
+        break;
+      }
+    }
+    let url = s.slice(0, end);
+    const q = url.indexOf('?', i);
+    if (q >= 0) url = url.slice(0, q) + '?…';
+    out += url;
+    s = s.slice(end);
+  }
+  return out + s;
+}

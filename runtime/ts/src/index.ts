@@ -1,0 +1,27 @@
+// @tiogen/runtime: the TypeScript runtime of tiogen, a client of the
+// transport-io protocol, version 0. The connectors are separate entry
+// points (./webtransport, ./websocket, ./dev, ./fallback) so a bundle holds
+// only the ones it uses; ./testing has an in-memory transport for tests.
+
+export { Client, backoff, systemClock } from './client.js';
+export type { CallOptions, ClientOptions, Handler, ReconnectOptions, Snapshot, Stats, Status } from './client.js';
+export { compileContract } from './contract.js';
+export type { CompiledContract, CompiledEvent, Contract, EventSpec, Shape, SlotCodec, Validator } from './contract.js';
+export { RefusedError, StreamResetError, TransportError } from './errors.js';
+export {
+  LocalCodes,
+  MaxCloseReason,
+  MaxWebSocketReason,
+  MessageCodes,
+  ResetCode,
+  SessionCode,
+  codeNumber,
+  remedy,
+  resetCodeName,
+  sessionCodeFromWebSocket,
+  sessionCodeName,
+  webSocketCloseCode,
+} from './codes.js';
+export type { CodeName, KnownCode, LocalCodeName, MessageCodeName, ResetCodeName, SessionCodeName } from './codes.js';
+export type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Mapping, Opened, ReceiveStream, SendStream } from './transport.js';
+export type { Lane } from './wire/handshake.js';

@@ -1,0 +1,1019 @@
+// The session engine, client side: one transport-io session over a Conn.
+// The handshake as frame 0 with its deadline (§4), the emit lane with its
+// bounded queue and coalesced writes (§3.1, §5, §9), calls on a
+// bidirectional stream each with credit (§3.2, §6.2–§6.6, §8), the datagram
+// lane (§7), rooms (§6.5) and every close (§10.2, §11). Mirrors the Go
+// runtime's tio engine (session.go, call.go, dgram.go) in behaviour and
+// naming.
+
+import { SessionCode, MaxCloseReason, sessionCodeName, type CodeName } from '../codes.js';
+import { RefusedError, StreamResetError, TransportError } from '../errors.js';
+import type { CompiledContract, CompiledEvent } from '../contract.js';
+import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
+import {
+  Codec,
+  FrameDecoder,
+  FrameType,
+  HeaderLen,
+  checkFrame,
+  codecName,
+  encodeFrame,
+  frameTypeName,
+  putHeader,
+  type Frame,
+} from '../wire/frame.js';
+import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
+import { DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
+import { encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
+import { cutReason } from '../wire/json.js';
+import { utf8Decode, utf8Encode } from '../wire/utf8.js';
+import { DatagramRing } from './ring.js';
+import { SequenceGate } from './gate.js';
+
+/** The handshake deadline, in ms (§4.1). */
+export const HandshakeTimeout = 5000;
+/** A peer's emit queue bound, in frames (§9). */
+export const EmitQueueFrames = 256;
+/** A responder's starting credit (§6.6). */
+export const InitialCredit = 32;
+/** The refill an initiator grants per consumed batch (§6.6); never above InitialCredit. */
+export const CreditBatch = 16;
+/** The emit queue depth under which queued unreliable frames move onto the emit lane (§3.3). */
+export const DatagramLaneMark = 32;
+/** The size of the emit writer's writes: frames are coalesced up to it. */
+const emitFlushAt = 64 << 10;
+/**
+ * What a client stamps on its datagrams. A client has no allocated origin
+ * (origins are issued by the session host, §7.3); its server's gate sees a
+ * single sender on the session, so any non-zero value keys it.
+ */
+const clientOrigin = 1;
+
+/** One session's counters, as the Go runtime's tio.Stats. */
+export interface Stats {
+  /** Frames waiting in the emit queue now (§9). */
+  readonly emitQueueDepth: number;
+  /** Unreliable frames dropped oldest-first from the full send ring (§9). */
+  readonly overflowDropped: number;
+  /** Unreliable frames dropped at dequeue past their 150 ms TTL (§9). */
+  readonly staleDropped: number;
+  /** Datagrams discarded by last-write-wins (§7.3). */
+  readonly staleReceived: number;
+  /** Emits and datagrams for an event id not in the contract (§5.4). */
+  readonly unknownDropped: number;
+  /** Received emits and datagrams whose payload failed to decode or validate. */
+  readonly validationDropped: number;
+  /** Emits and datagrams of an event the server does not send (its contract direction). */
+  readonly directionDropped: number;
+  /** Datagrams with a reserved codec, event id 0 or an empty payload (§7.2). */
+  readonly malformedDropped: number;
+  /** Datagrams that arrived before the server's handshake (§7.5). */
+  readonly earlyDiscarded: number;
+}
+
+/** A handler of an event the server sends: its decoded payload. */
+export type Handler = (payload: unknown) => void;
+
+/** What a session needs of its client. */
+export interface SessionOptions {
+  readonly clock: Clock;
+  /** The handlers by event name; shared by every session of a client, so a reconnect keeps them. */
+  readonly handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
+  /** Called whenever the rooms view or the session's state changed. */
+  readonly onChange?: () => void;
+}
+
+type HandshakeState = 'pending' | 'accepted' | 'failed';
+
+/** Encodes a value for a slot (§5.3): JSON as UTF-8, bytes as they are. */
+export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown, slot: string): Uint8Array {
+  if (codec === Codec.BYTES) {
+    if (!(value instanceof Uint8Array)) {
+      throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
+    }
+    return value;
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable: ${(e as Error).message}`);
+  }
+  if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable`);
+  return utf8Encode(text);
+}
+
+/** Decodes a slot's bytes (§5.3) and applies its validator; throws WT_VALIDATION_FAILED. */
+function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, validator: ((v: unknown) => unknown) | undefined, slot: string): unknown {
+  let value: unknown;
+  if (codec === Codec.BYTES) {
+    value = b;
+  } else {
+    try {
+      value = JSON.parse(utf8Decode(b));
+    } catch {
+      throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not valid JSON`);
+    }
+  }
+  if (validator !== undefined) {
+    let ok: unknown;
+    try {
+      ok = validator(value);
+    } catch (e) {
+      throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+    if (ok === false) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} failed its validator`);
+  }
+  return value;
+}
+
+/** How a session ended, as pending operations and the client report it (§11). */
+export function closeError(info: CloseInfo): TransportError {
+  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing is resumed (§11).' });
+  if (info.code === SessionCode.WT_UNAUTHORIZED && info.remote) return new RefusedError(info.reason);
+  const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
+  let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
+  if (info.reason !== '') msg += ': ' + info.reason;
+  return new TransportError(name, msg);
+}
+
+export class Session {
+  readonly mapping: Mapping;
+  /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
+  readonly established: Promise<void>;
+  /** Resolves (never rejects) with how the session ended. */
+  readonly ended: Promise<TransportError>;
+
+  readonly #conn: Conn;
+  readonly #contract: CompiledContract;
+  readonly #clock: Clock;
+  readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
+  readonly #onChange: () => void;
+
+  #hsState: HandshakeState = 'pending';
+  #hsTimer: unknown;
+  #resolveEstablished!: () => void;
+  #rejectEstablished!: (e: TransportError) => void;
+  #endError: TransportError | undefined;
+  readonly #endListeners = new Set<() => void>();
+
+  // The emit queue (§9): a ring of frames not yet taken by the writer, held
+  // as header fields and payload so a batch encodes every header into the
+  // buffer it writes.
+  readonly #qType = new Uint8Array(EmitQueueFrames);
+  readonly #qCodec = new Uint8Array(EmitQueueFrames);
+  readonly #qId = new Uint32Array(EmitQueueFrames);
+  readonly #qPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames);
+  #qHead = 0;
+  #qLen = 0;
+  #wakeWriter: (() => void) | undefined;
+  // The batch the writer took: at most a full queue plus the datagrams moved beside it.
+  readonly #bType = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
+  readonly #bCodec = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
+  readonly #bId = new Uint32Array(EmitQueueFrames + DatagramLaneMark);
+  readonly #bPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames + DatagramLaneMark);
+
+  readonly #ring: DatagramRing;
+  readonly #gate: SequenceGate;
+  readonly #seqs = new Map<number, number>();
+  readonly #roomSet = new Set<string>();
+
+  #counters = {
+    staleReceived: 0,
+    unknownDropped: 0,
+    validationDropped: 0,
+    directionDropped: 0,
+    malformedDropped: 0,
+    earlyDiscarded: 0,
+  };
+
+  constructor(conn: Conn, contract: CompiledContract, opts: SessionOptions) {
+    this.#conn = conn;
+    this.mapping = conn.mapping;
+    this.#contract = contract;
+    this.#clock = opts.clock;
+    this.#handlers = opts.handlers;
+    this.#onChange = opts.onChange ?? (() => {});
+    this.#ring = new DatagramRing(this.#clock);
+    this.#gate = new SequenceGate(this.#clock);
+    this.established = new Promise<void>((resolve, reject) => {
+      this.#resolveEstablished = resolve;
+      this.#rejectEstablished = reject;
+    });
+    // A session that ends before anyone awaits `established` is not an unhandled rejection.
+    this.established.catch(() => {});
+    this.ended = conn.closed.then((info) => this.#end(info));
+  }
+
+  /** Runs the session: the reliability check (§2), then the handshake deadline and the lanes. Returns at once. */
+  start(): void {
+    // §2, §7.6: on the WebSocket mapping a contract with an undeclared
+    // unreliable event has no session, refused before the handshake.
+    if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
+      this.#closeWith(
+        SessionCode.WT_RELIABILITY_REFUSED,
+        `event '${this.#contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
+      );
+      return;
+    }
+    this.#hsTimer = this.#clock.setTimeout(() => this.#handshakeExpired(), HandshakeTimeout);
+    void this.#writeLoop();
+    void this.#readLoop();
+    if (this.mapping === 'webtransport' && this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
+  }
+
+  /** Whether the session has ended. */
+  get isEnded(): boolean {
+    return this.#endError !== undefined;
+  }
+
+  /** The client's view of its own rooms (§6.5), sorted. */
+  rooms(): string[] {
+    return [...this.#roomSet].sort();
+  }
+
+  /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
+  close(code: number, reason: string): void {
+    this.#closeWith(code, reason);
+  }
+
+  stats(): Stats {
+    return {
+      emitQueueDepth: this.#qLen,
+      overflowDropped: this.#ring.overflowDropped,
+      staleDropped: this.#ring.staleDropped,
+      ...this.#counters,
+    };
+  }
+
+  #closeWith(code: number, reason: string): void {
+    this.#conn.close(code, cutReason(reason, MaxCloseReason));
+  }
+
+  /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
+  #protocolError(err: unknown): void {
+    if (!(err instanceof TransportError)) {
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, String(err));
+      return;
+    }
+    const n = (SessionCode as Record<string, number>)[err.code];
+    this.#closeWith(n ?? SessionCode.WT_PROTOCOL_ERROR, err.message);
+  }
+
+  #end(info: CloseInfo): TransportError {
+    const err = closeError(info);
+    this.#endError = err;
+    if (this.#hsState === 'pending') this.#hsState = 'failed';
+    this.#clock.clearTimeout(this.#hsTimer);
+    this.#rejectEstablished(err);
+    for (let i = 0; i < this.#qLen; i++) this.#qPayload[(this.#qHead + i) % EmitQueueFrames] = undefined;
+    this.#qLen = 0;
+    this.#ring.clear();
+    this.#wakeWriter?.();
+    for (const l of [...this.#endListeners]) l();
+    this.#endListeners.clear();
+    this.#onChange();
+    return err;
+  }
+
+  /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
+  closedError(): TransportError {
+    const cause = this.#endError;
+    return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'it is closing'), { cause });
+  }
+
+  #handshakeExpired(): void {
+    if (this.#hsState !== 'pending') return;
+    this.#hsState = 'failed';
+    this.#closeWith(SessionCode.WT_HANDSHAKE_TIMEOUT, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
+  }
+
+  // ---- sending --------------------------------------------------------
+
+  /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
+  #lookupSend(name: string, shape: CompiledEvent['shape'], lane?: CompiledEvent['lane']): CompiledEvent {
+    const ev = this.#contract.byName.get(name);
+    if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `event '${name}' is not in contract ${this.#contract.name}`);
+    if (ev.shape !== shape || (lane !== undefined && ev.lane !== lane)) {
+      throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${lane ?? ev.lane} ${shape} one`);
+    }
+    if (!ev.sentByClient) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is not sent by the client (its contract direction)`);
+    return ev;
+  }
+
+  /**
+   * Sends an emit (§6.1) or an unreliable event (§7). Reliable: queued on
+   * the emit lane; a full queue closes the session WT_PEER_TOO_SLOW (§9).
+   * Unreliable: a datagram, or on the WebSocket mapping a DATAGRAM frame
+   * (§3.3), through the send ring; over the size ceiling it throws
+   * WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
+   */
+  emit(name: string, value: unknown): void {
+    const ev = this.#lookupSend(name, 'emit');
+    if (this.#endError !== undefined) throw this.closedError();
+    const payload = encodeValue(ev, ev.payloadCodec, value, 'payload');
+    if (ev.lane === 'reliable') {
+      checkFrame(FrameType.EMIT, ev.payloadCodec, ev.id, payload.length);
+      this.#enqueue(FrameType.EMIT, ev.payloadCodec, ev.id, payload);
+    } else {
+      this.#sendDatagram(ev, payload);
+    }
+  }
+
+  #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
+    if (this.#qLen === EmitQueueFrames) {
+      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, `emit queue exceeded ${EmitQueueFrames} frames (§9)`);
+      throw new TransportError('WT_PEER_TOO_SLOW', `the emit queue held ${EmitQueueFrames} frames; the session was closed (§9)`);
+    }
+    const i = (this.#qHead + this.#qLen) % EmitQueueFrames;
+    this.#qType[i] = type;
+    this.#qCodec[i] = codec;
+    this.#qId[i] = id;
+    this.#qPayload[i] = payload;
+    this.#qLen++;
+    this.#wake();
+  }
+
+  #wake(): void {
+    const w = this.#wakeWriter;
+    if (w !== undefined) {
+      this.#wakeWriter = undefined;
+      w();
+    }
+  }
+
+  #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
+    if (payload.length === 0) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}': a datagram payload cannot be empty (§7.2)`);
+    const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
+    if (payload.length > limit) {
+      throw new TransportError('WT_DATAGRAM_TOO_LARGE', `event '${ev.name}': payload of ${payload.length} bytes exceeds the ${limit}-byte datagram limit (§7.4)`);
+    }
+    const seq = nextSeq(this.#seqs.get(ev.id) ?? 0);
+    this.#seqs.set(ev.id, seq);
+    const b = new Uint8Array(DatagramHeaderLen + payload.length);
+    putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
+    b.set(payload, DatagramHeaderLen);
+    this.#ring.push(b);
+    if (this.mapping === 'websocket') {
+      this.#wake();
+      return;
+    }
+    // sendDatagram never waits, so the ring drains at once; it holds what
+    // the WebSocket mapping's emit lane cannot take yet (§3.3).
+    const send = this.#conn.sendDatagram;
+    for (let d = this.#ring.pop(); d !== undefined; d = this.#ring.pop()) {
+      try {
+        send?.(d);
+      } catch {
+        // Loss is the lane's nature (§7.5): a send error is a loss.
+      }
+    }
+  }
+
+  /**
+   * Opens this side's emit stream, writes the handshake at once (§4.1),
+   * then writes whatever is queued, coalesced: every frame taken in one
+   * batch goes out in one write of up to 64 KiB (a larger frame alone). On
+   * the WebSocket mapping it also moves unreliable frames from the ring onto
+   * the lane while fewer than 32 emit frames are in the batch (§3.3).
+   */
+  async #writeLoop(): Promise<void> {
+    let st: SendStream;
+    try {
+      st = await this.#conn.openEmit();
+    } catch (e) {
+      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'cannot open the emit stream: ' + messageOf(e));
+      return;
+    }
+    const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
+    try {
+      await st.write(encodeFrame(FrameType.HANDSHAKE, Codec.JSON, 0, hs));
+    } catch (e) {
+      this.#writeFailed(e);
+      return;
+    }
+    for (;;) {
+      if (this.isEnded) return;
+      if (this.#qLen === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+        await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
+        continue;
+      }
+      try {
+        await this.#writeQueued(st);
+      } catch (e) {
+        this.#writeFailed(e);
+        return;
+      }
+    }
+  }
+
+  /** Takes every queued frame (and datagrams on the WebSocket mapping) and writes them in as few writes as fit. */
+  async #writeQueued(st: SendStream): Promise<void> {
+    // Take the frames: the queue is free for new emits while this batch is written.
+    const n = this.#qLen;
+    for (let i = 0; i < n; i++) {
+      const k = (this.#qHead + i) % EmitQueueFrames;
+      this.#bType[i] = this.#qType[k] as number;
+      this.#bCodec[i] = this.#qCodec[k] as number;
+      this.#bId[i] = this.#qId[k] as number;
+      this.#bPayload[i] = this.#qPayload[k];
+      this.#qPayload[k] = undefined;
+    }
+    this.#qHead = (this.#qHead + n) % EmitQueueFrames;
+    this.#qLen = 0;
+    let count = n;
+    if (this.mapping === 'websocket') {
+      // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
+      for (let room = DatagramLaneMark - n; room > 0; room--) {
+        const d = this.#ring.pop();
+        if (d === undefined) break;
+        this.#bType[count] = FrameType.DATAGRAM;
+        this.#bCodec[count] = Codec.JSON;
+        this.#bId[count] = 0;
+        this.#bPayload[count++] = d;
+      }
+    }
+    let start = 0;
+    while (start < count) {
+      let end = start + 1;
+      let size = HeaderLen + (this.#bPayload[start] as Uint8Array).length;
+      while (end < count && size + HeaderLen + (this.#bPayload[end] as Uint8Array).length <= emitFlushAt) {
+        size += HeaderLen + (this.#bPayload[end] as Uint8Array).length;
+        end++;
+      }
+      // One buffer per write: every header of the batch is encoded into it.
+      const buf = new Uint8Array(size);
+      let off = 0;
+      for (let j = start; j < end; j++) {
+        const p = this.#bPayload[j] as Uint8Array;
+        putHeader(buf, off, this.#bType[j] as number, this.#bCodec[j] as number, this.#bId[j] as number, p.length);
+        buf.set(p, off + HeaderLen);
+        off += HeaderLen + p.length;
+        this.#bPayload[j] = undefined;
+      }
+      await st.write(buf);
+      start = end;
+    }
+  }
+
+  #writeFailed(e: unknown): void {
+    if (this.isEnded || isSessionEnd(e)) return;
+    if (e instanceof StreamResetError) {
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
+      return;
+    }
+    this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'emit stream write failed: ' + messageOf(e));
+  }
+
+  // ---- receiving ------------------------------------------------------
+
+  /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
+  async #readLoop(): Promise<void> {
+    let rs: ReceiveStream;
+    try {
+      rs = await this.#conn.acceptEmit();
+    } catch {
+      return; // the session ended; a peer that never opens it meets the deadline
+    }
+    const dec = new FrameDecoder();
+    let first = true;
+    for (;;) {
+      let chunk: Uint8Array | null;
+      try {
+        chunk = await rs.read();
+      } catch (e) {
+        this.#readFailed(e);
+        return;
+      }
+      if (this.isEnded) return;
+      if (chunk === null) {
+        // The peer finished its emit stream: its close (or loss) follows.
+        if (!dec.atBoundary) this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, "the peer's emit stream ended inside a frame (§5)");
+        return;
+      }
+      dec.push(chunk);
+      for (;;) {
+        let f: Frame | undefined;
+        try {
+          f = dec.next();
+        } catch (e) {
+          this.#protocolError(e);
+          return;
+        }
+        if (f === undefined) break;
+        if (first) {
+          first = false;
+          if (f.type !== FrameType.HANDSHAKE) {
+            this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
+            return;
+          }
+          if (!this.#acceptHandshake(f.payload)) return;
+          continue;
+        }
+        if (!this.#dispatch(f) || this.isEnded) return;
+      }
+    }
+  }
+
+  #readFailed(e: unknown): void {
+    if (this.isEnded || isSessionEnd(e)) return;
+    if (e instanceof StreamResetError) {
+      this.#closeWith(
+        SessionCode.WT_PROTOCOL_ERROR,
+        `the peer reset its emit stream with code ${e.code ?? 'unknown'}; it lives for the whole session (§3.1, §5.5)`,
+      );
+    }
+  }
+
+  /** Applies §4.2–§4.4 to the server's frame 0: version first, then the event table (fatal on conflict), then features. */
+  #acceptHandshake(payload: Uint8Array): boolean {
+    let h;
+    try {
+      h = decodeHandshake(payload);
+    } catch (e) {
+      this.#protocolError(e);
+      return false;
+    }
+    if (h.v !== ProtocolVersion) {
+      this.#closeWith(SessionCode.WT_PROTOCOL_VERSION_MISMATCH, `protocol version ${ProtocolVersion} here and ${h.v} at the peer (§4.2)`);
+      return false;
+    }
+    try {
+      compareTables(this.#contract.table, h.events);
+    } catch (e) {
+      this.#protocolError(e);
+      return false;
+    }
+    // Version 0 implements no feature token (§4.2): nothing to negotiate.
+    if (this.#hsState !== 'pending') return false;
+    this.#hsState = 'accepted';
+    this.#clock.clearTimeout(this.#hsTimer);
+    this.#resolveEstablished();
+    this.#onChange();
+    return true;
+  }
+
+  /** Handles one frame of the server's emit stream after the handshake; false when it closed the session. */
+  #dispatch(f: Frame): boolean {
+    switch (f.type) {
+      case FrameType.EMIT:
+        return this.#receiveEmit(f);
+      case FrameType.JOIN:
+      case FrameType.LEAVE: {
+        let room: string;
+        try {
+          room = parseRoom(f.payload);
+        } catch (e) {
+          this.#protocolError(e);
+          return false;
+        }
+        const had = this.#roomSet.has(room);
+        if (f.type === FrameType.JOIN) this.#roomSet.add(room);
+        else this.#roomSet.delete(room);
+        if (had !== (f.type === FrameType.JOIN)) this.#onChange();
+        return true;
+      }
+      case FrameType.DATAGRAM:
+        if (this.mapping !== 'websocket') {
+          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping, where unreliable events travel as datagrams (§3.3)');
+          return false;
+        }
+        return this.#receiveDatagram(f.payload);
+    }
+    this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `${frameTypeName(f.type)} frame on the emit stream (§5.2)`);
+    return false;
+  }
+
+  /** The per-message rules of an EMIT (§5.3, §5.4): unknown id dropped and counted, codec differing from the slot a protocol error. */
+  #receiveEmit(f: Frame): boolean {
+    const ev = this.#contract.byId.get(f.eventId);
+    if (ev === undefined) {
+      this.#counters.unknownDropped++;
+      return true;
+    }
+    if (ev.shape !== 'emit' || ev.lane !== 'reliable') {
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
+      return false;
+    }
+    if (f.codec !== ev.payloadCodec) {
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, f.codec));
+      return false;
+    }
+    if (!ev.sentByServer) {
+      this.#counters.directionDropped++;
+      return true;
+    }
+    this.#deliver(ev, f.payload);
+    return true;
+  }
+
+  #deliver(ev: CompiledEvent, payload: Uint8Array): void {
+    const handlers = this.#handlers.get(ev.name);
+    let value: unknown;
+    try {
+      value = decodeValue(ev, ev.payloadCodec, payload, ev.spec.validate, 'payload');
+    } catch {
+      this.#counters.validationDropped++;
+      return;
+    }
+    if (handlers === undefined) return;
+    for (const h of [...handlers]) {
+      try {
+        h(value);
+      } catch (e) {
+        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') {
+          this.#counters.validationDropped++;
+          continue;
+        }
+        // The application's own failure: reported as an uncaught error
+        // would be, without stopping the session's reader.
+        reportError(e);
+      }
+    }
+  }
+
+  /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
+  async #receiveDatagrams(): Promise<void> {
+    const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
+    for (;;) {
+      let b: Uint8Array | null;
+      try {
+        b = await receive();
+      } catch {
+        return;
+      }
+      if (b === null || this.isEnded) return;
+      if (this.#hsState !== 'accepted') {
+        this.#counters.earlyDiscarded++;
+        continue;
+      }
+      if (!this.#receiveDatagram(b)) return;
+    }
+  }
+
+  /** Applies §7.2 and §7.3 to one datagram, from the transport or a DATAGRAM frame; false when it closed the session. */
+  #receiveDatagram(b: Uint8Array): boolean {
+    let d;
+    try {
+      d = parseDatagram(b);
+    } catch {
+      this.#counters.malformedDropped++;
+      return true;
+    }
+    if (d === undefined) return true; // shorter than the header: a probe or nothing (§7.2)
+    const ev = this.#contract.byId.get(d.eventId);
+    if (ev === undefined) {
+      this.#counters.unknownDropped++;
+      return true;
+    }
+    if (ev.lane !== 'unreliable') {
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
+      return false;
+    }
+    if (d.codec !== ev.payloadCodec) {
+      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, d.codec));
+      return false;
+    }
+    if (!ev.sentByServer) {
+      this.#counters.directionDropped++;
+      return true;
+    }
+    if (!this.#gate.accept(d.origin, d.eventId, d.seq)) {
+      this.#counters.staleReceived++;
+      return true;
+    }
+    this.#deliver(ev, d.payload);
+    return true;
+  }
+
+  // ---- calls ----------------------------------------------------------
+
+  /**
+   * A returns call (§3.2): the request, then FIN, then the response. An
+   * abort resets the stream WT_ABORTED (§8) and rejects WT_ABORTED; a
+   * CALL_ERROR rejects with the server's code and message (§6.4); on the
+   * WebSocket mapping it rejects WT_LANE_UNAVAILABLE at once, and the
+   * session stays up (§3.3).
+   */
+  async call(name: string, value: unknown, signal?: AbortSignal): Promise<unknown> {
+    const ev = this.#lookupSend(name, 'returns');
+    const guard = new CallGuard(this, ev, signal);
+    try {
+      const st = await this.#openCall(ev, value, guard, true);
+      const dec = new FrameDecoder();
+      let response: Uint8Array | undefined;
+      for (;;) {
+        const chunk = await guard.read(st);
+        if (chunk === null) {
+          if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
+          if (response === undefined) {
+            throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
+          }
+          return decodeValue(ev, ev.resultCodec, response, ev.spec.validateResult, 'returns');
+        }
+        dec.push(chunk);
+        for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
+          if (f.type === FrameType.CALL_RESPONSE) {
+            if (f.codec !== ev.resultCodec) {
+              abandon(st);
+              throw new TransportError('WT_PROTOCOL_ERROR', codecMismatch(ev, true, f.codec));
+            }
+            // Any number of responses is accepted (§3.2); the first is the answer.
+            response ??= f.payload;
+          } else if (f.type === FrameType.CALL_ERROR) {
+            st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+            throw remoteCallError(f.payload);
+          } else {
+            abandon(st);
+            throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+          }
+        }
+      }
+    } finally {
+      guard.dispose();
+    }
+  }
+
+  /**
+   * A yields call (§3.2): each element as the loop consumes it, a
+   * CALL_ERROR after elements raised after them (§6.4). Consuming grants
+   * credit in batches of 16 (§6.6); break, return() or the signal resets
+   * the stream WT_ABORTED and stops reading (§8). Nothing is sent until the
+   * loop starts.
+   */
+  async *stream(name: string, value: unknown, signal?: AbortSignal): AsyncGenerator<unknown, void, undefined> {
+    const ev = this.#lookupSend(name, 'yields');
+    const guard = new CallGuard(this, ev, signal);
+    let st: CallStream | undefined;
+    let finished = false;
+    try {
+      st = await this.#openCall(ev, value, guard, false);
+      const dec = new FrameDecoder();
+      let consumed = 0;
+      for (;;) {
+        const chunk = await guard.read(st);
+        if (chunk === null) {
+          if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
+          finished = true;
+          await st.close().catch(() => {}); // the sequence is complete
+          return;
+        }
+        dec.push(chunk);
+        for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
+          if (f.type === FrameType.CALL_RESPONSE) {
+            if (f.codec !== ev.resultCodec) {
+              throw new TransportError('WT_PROTOCOL_ERROR', codecMismatch(ev, true, f.codec));
+            }
+            yield decodeValue(ev, ev.resultCodec, f.payload, ev.spec.validateResult, 'yields');
+            // The loop came back for more: the element was consumed.
+            if (++consumed === CreditBatch) {
+              consumed = 0;
+              // A failed grant shows up as the next read's error.
+              st.write(creditFrame()).catch(() => {});
+            }
+          } else if (f.type === FrameType.CALL_ERROR) {
+            finished = true;
+            st.close().catch(() => {});
+            st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+            throw remoteCallError(f.payload);
+          } else {
+            throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+          }
+        }
+      }
+    } finally {
+      if (st !== undefined && !finished) abandon(st);
+      guard.dispose();
+    }
+  }
+
+  /** Opens a call stream and writes the request; fin finishes the send side after it (returns, §6.2). */
+  async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
+    const openCall = this.#conn.openCall;
+    if (this.mapping === 'websocket' || openCall === undefined) {
+      throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
+    }
+    const req = encodeValue(ev, ev.payloadCodec, value, 'request');
+    const frame = encodeFrame(FrameType.CALL_REQUEST, ev.payloadCodec, ev.id, req);
+    guard.check();
+    // A call made before the server's handshake arrived waits for it.
+    if (this.#hsState !== 'accepted') await guard.race(this.established);
+    let st: CallStream;
+    try {
+      st = await guard.race(openCall());
+    } catch (e) {
+      throw await guard.failedAsync(undefined, e);
+    }
+    guard.stream = st;
+    // Neither the write nor the FIN is awaited: the response is read at
+    // once (a browser may resolve close() only once the FIN is acknowledged,
+    // a delayed ACK later). A failure of either fails the call.
+    const sent = fin ? Promise.all([st.write(frame), st.close()]) : st.write(frame);
+    sent.catch(async (e: unknown) => guard.fail(await guard.failedAsync(st, e)));
+    return st;
+  }
+
+  /** @internal Registers a listener of the session's end; returns the function that removes it. */
+  onEnd(l: () => void): () => void {
+    if (this.isEnded) {
+      l();
+      return () => {};
+    }
+    this.#endListeners.add(l);
+    return () => this.#endListeners.delete(l);
+  }
+
+  /** @internal How long a call waits for the transport to report a session end it already saw (ms). */
+  endGrace(): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      if (this.isEnded) return resolve(true);
+      const timer = this.#clock.setTimeout(() => {
+        off();
+        resolve(false);
+      }, 1000);
+      const off = this.onEnd(() => {
+        this.#clock.clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+/**
+ * What one call waits on: its stream, the caller's signal and the
+ * session's end. Every await of a call races them, so an abort or a close
+ * settles the call at once, whatever the transport does.
+ */
+class CallGuard {
+  stream: CallStream | undefined;
+  readonly #interrupted: Promise<never>;
+  #interrupt!: (e: unknown) => void;
+  readonly #offEnd: () => void;
+  readonly #onAbort: () => void;
+
+  constructor(
+    private readonly session: Session,
+    private readonly ev: CompiledEvent,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
+    this.#interrupted.catch(() => {});
+    this.#onAbort = () => {
+      const e = this.#settle(this.#abortedError());
+      if (this.stream !== undefined) abandon(this.stream);
+      this.#interrupt(e);
+    };
+    signal?.addEventListener('abort', this.#onAbort);
+    this.#offEnd = session.onEnd(() => this.#interrupt(this.#settle(session.closedError())));
+  }
+
+  /** Throws at once when the caller already aborted or the session ended. */
+  check(): void {
+    if (this.signal?.aborted === true) throw this.#abortedError();
+    if (this.session.isEnded) throw this.session.closedError();
+  }
+
+  race<T>(p: Promise<T>): Promise<T> {
+    // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
+    p.catch(() => {});
+    this.check();
+    return Promise.race([p, this.#interrupted]);
+  }
+
+  async read(st: CallStream): Promise<Uint8Array | null> {
+    try {
+      return await this.race(st.read());
+    } catch (e) {
+      throw await this.failedAsync(st, e);
+    }
+  }
+
+  /** The next frame of a call stream; a malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1). */
+  next(st: CallStream, dec: FrameDecoder): Frame | undefined {
+    try {
+      return dec.next();
+    } catch (e) {
+      throw this.failed(st, e);
+    }
+  }
+
+  /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
+  failed(st: CallStream | undefined, e: unknown): TransportError {
+    // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
+    if (this.#settled !== undefined) return this.#settled;
+    if (e instanceof TransportError && this.#own.has(e)) return e;
+    let err: TransportError;
+    if (this.session.isEnded) err = this.session.closedError();
+    else if (this.signal?.aborted === true) err = this.#abortedError();
+    else if (e instanceof StreamResetError && e.code === 9) {
+      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.ev.name}': over 256 concurrent call streams (§10.1)`);
+    } else if (e instanceof StreamResetError) {
+      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
+    } else {
+      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
+    }
+    this.#settle(err);
+    if (st !== undefined && !this.session.isEnded) abandon(st);
+    return err;
+  }
+
+  /**
+   * As failed, for an error of the transport: one other than a reset means
+   * the session ended (the seam's contract), so it waits briefly for the
+   * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
+   */
+  async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
+    if (e instanceof TransportError && this.#own.has(e)) return e;
+    if (!(e instanceof StreamResetError) && !this.session.isEnded && this.signal?.aborted !== true) await this.session.endGrace();
+    return this.failed(st, e);
+  }
+
+  /** The errors this guard raised itself (an abort, the session's end), passed through as they are. */
+  readonly #own = new WeakSet<object>();
+
+  #abortedError(): TransportError {
+    const reason: unknown = this.signal?.reason;
+    const e = new TransportError('WT_ABORTED', `the call to '${this.ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+      cause: reason,
+      remedy: 'Nothing to do: the caller cancelled it.',
+    });
+    this.#own.add(e);
+    return e;
+  }
+
+  /** Settles the call with err, whatever it waits on. */
+  fail(err: TransportError): void {
+    this.#interrupt(this.#settle(err));
+  }
+
+  /** Records the call's failure, once: later failures report the first. */
+  #settle(err: TransportError): TransportError {
+    if (this.#settled === undefined) {
+      this.#settled = err;
+      this.#own.add(err);
+    }
+    return this.#settled;
+  }
+
+  #settled: TransportError | undefined;
+
+  dispose(): void {
+    this.signal?.removeEventListener('abort', this.#onAbort);
+    this.#offEnd();
+  }
+}
+
+/** Abandons a call stream (cancellation, a malformed response, §8): reset and stop with WT_ABORTED. */
+function abandon(st: CallStream): void {
+  try {
+    st.reset(1);
+  } catch {
+    // already reset or the session ended
+  }
+  try {
+    st.stop(1);
+  } catch {
+    // already stopped or the session ended
+  }
+}
+
+/** The CALL_CREDIT of one batch, which never exceeds the initial window (§6.6); a fresh buffer per write (the transport owns it). */
+function creditFrame(): Uint8Array {
+  return encodeFrame(FrameType.CALL_CREDIT, Codec.JSON, 0, encodeCredit(CreditBatch));
+}
+
+/** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */
+function remoteCallError(payload: Uint8Array): TransportError {
+  let ce;
+  try {
+    ce = parseCallError(payload);
+  } catch (e) {
+    return e as TransportError;
+  }
+  return new TransportError(ce.code as CodeName, ce.message);
+}
+
+/** The §5.3 reason: it names the event and the slot. */
+function codecMismatch(ev: CompiledEvent, result: boolean, got: number): string {
+  const want = result ? ev.resultCodec : ev.payloadCodec;
+  const slot = result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request';
+  return `event '${ev.name}' ${slot} slot is ${codecName(want)}; the frame carries ${codecName(got)} (§5.3)`;
+}
+
+/** Whether an error is the transport saying the session is over. */
+function isSessionEnd(e: unknown): boolean {
+  return e instanceof TransportError && e.code === 'WT_SESSION_CLOSED';
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function reportError(e: unknown): void {
+  const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
+  if (typeof report === 'function') report(e);
+  else
+    queueMicrotask(() => {
+      throw e;
+    });
+}

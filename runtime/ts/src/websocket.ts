@@ -1,0 +1,434 @@
+// The WebSocket mapping of a transport-io session (the transport-io
+// protocol, version 0, §3.3): the socket is both peers' emit streams, there
+// are no call streams and no datagrams (the engine fails calls
+// WT_LANE_UNAVAILABLE and sends unreliable events as DATAGRAM frames),
+// session close codes travel as WebSocket close codes, and the mapping
+// carries its own liveness (keepalive and idle deadline). Mirrors the Go
+// runtime's transport/websocket.
+
+import { MaxWebSocketReason, SessionCode, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
+import { abandoned, describeUrl, sessionEndedError, settlesWithin } from './connector.js';
+import { StreamResetError, TransportError } from './errors.js';
+import { cutReason } from './wire/json.js';
+import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
+
+/** §3.3: an empty binary message is sent once this long has passed with nothing sent. */
+export const KeepaliveIntervalMs = 15000;
+/** §3.3: the session closes WT_IDLE_TIMEOUT once this long has passed with nothing received. */
+export const IdleTimeoutMs = 45000;
+/** How long the socket's opening handshake may take; as the WebTransport connector's deadline. */
+export const DefaultConnectTimeoutMs = 10000;
+/**
+ * The largest message accepted from the peer: room for a maximum-size EMIT
+ * frame (12 + 1 MiB, §5.1) with the frames a writer coalesced around it, as
+ * the Go runtime's DefaultMaxMessageSize. A longer one closes the session
+ * WT_PROTOCOL_ERROR.
+ */
+export const MaxMessageSize = 2 << 20;
+/**
+ * A socket cannot be paused from JavaScript, so bytes the engine has not
+ * read yet queue here; past this bound this side is too slow for the peer
+ * and closes WT_PEER_TOO_SLOW rather than grow without bound (§9).
+ */
+export const MaxUnreadBytes = 16 << 20;
+/** How long a failed write waits for the socket's close to say why (§4) before the session is lost. */
+export const CloseGraceMs = 1000;
+
+// The largest message this side sends: one maximum-size frame. A longer
+// write is sent as several messages, which §3.3 allows since message
+// boundaries carry no meaning; the Go peer accepts 2 MiB per message.
+const maxSendMessage = 12 + (1 << 20);
+// A write resolves once the socket's own buffer is below this, so the
+// engine's bounded emit queue (§9) sees a slow peer instead of the socket
+// buffering without bound.
+const sendHighWater = 1 << 20;
+// How often a write waiting on sendHighWater looks again (a WebSocket has
+// no event for a drained buffer).
+const drainPollMs = 5;
+
+const OPEN = 1;
+const CLOSED = 3;
+
+// A handler whose parameter is compared bivariantly, so that the event
+// types of the browser, of Node and of `ws` all fit.
+type Handler<E> = { bivarianceHack(event: E): void }['bivarianceHack'] | null;
+
+/**
+ * The part of a WebSocket this connector uses: the browser's, Node's global
+ * (Node 22, or Node 20 with --experimental-websocket) and the `ws`
+ * package's all have it.
+ */
+export interface WebSocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  onopen: Handler<unknown>;
+  onmessage: Handler<{ readonly data: unknown }>;
+  onclose: Handler<{ readonly code: number; readonly reason: string }>;
+  onerror: Handler<unknown>;
+  send(data: Uint8Array<ArrayBuffer>): void;
+  close(code?: number, reason?: string): void;
+  /** `ws` only: drops the TCP connection at once. */
+  terminate?(): void;
+}
+
+/** A WebSocket constructor: `WebSocket` of the browser, of Node, or of the `ws` package. */
+export interface WebSocketConstructor {
+  new (url: string): WebSocketLike;
+}
+
+export interface WebSocketOptions {
+  /** The WebSocket to use; default globalThis.WebSocket (WT_NO_SUPPORT when there is none). */
+  readonly WebSocket?: WebSocketConstructor;
+  /** How long the socket's opening handshake may take, in ms; default DefaultConnectTimeoutMs. */
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * A connector for the WebSocket mapping (§3.3) at url (ws:// or wss://). It
+ * does no I/O until the client opens a session through it. A failed upgrade
+ * is WT_HANDSHAKE_FAILED; a refusal arrives after the upgrade, as the
+ * session's close (4007 carrying WT_UNAUTHORIZED and its reason, §4).
+ */
+export function connectWebSocket(url: string, options: WebSocketOptions = {}): Connector {
+  return { open: (ctx) => openWebSocket(url, options, ctx) };
+}
+
+async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
+  const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (Ctor === undefined) {
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebSocket: pass one as connectWebSocket(url, { WebSocket })');
+  }
+  const where = describeUrl(url);
+  if (where === undefined) throw new TransportError('WT_HANDSHAKE_FAILED', 'the WebSocket URL does not parse');
+  if (where.scheme !== 'ws:' && where.scheme !== 'wss:') {
+    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket URL's scheme is ${where.scheme}; use ws:// or wss://`);
+  }
+  if (ctx.signal.aborted) throw abandoned();
+  let sock: WebSocketLike;
+  try {
+    sock = new Ctor(url);
+  } catch (err) {
+    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket at ${where.text} could not be opened`, { cause: err });
+  }
+  const conn = new WebSocketConn(sock, ctx.clock);
+  const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+  return new Promise<Opened>((resolve, reject) => {
+    const timer = ctx.clock.setTimeout(
+      () => fail(new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket upgrade at ${where.text} did not complete within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const onAbort = (): void => fail(abandoned());
+    ctx.signal.addEventListener('abort', onAbort);
+    function settle(): void {
+      ctx.clock.clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+    function fail(err: TransportError): void {
+      settle();
+      conn.abandon();
+      reject(err);
+    }
+    conn.opening = {
+      opened: () => {
+        settle();
+        resolve({ conn, fallbackReason: null });
+      },
+      failed: (why) => fail(new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket upgrade at ${where.text} failed (${why})`)),
+    };
+  });
+}
+
+/** One session over a WebSocket. */
+class WebSocketConn implements Conn {
+  readonly mapping = 'websocket' as const;
+  readonly closed: Promise<CloseInfo>;
+  /** Set by openWebSocket while the socket's opening handshake runs. */
+  opening: { opened(): void; failed(why: string): void } | null = null;
+
+  readonly #sock: WebSocketLike;
+  readonly #clock: Clock;
+  #info: CloseInfo | null = null;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #lastSent = 0;
+  #lastRecv = 0;
+  #keepalive: unknown = undefined;
+  #idle: unknown = undefined;
+
+  // The peer's emit stream: the bytes of its binary messages, in order.
+  #unread: Uint8Array[] = [];
+  #unreadBytes = 0;
+  #reader: { resolve(b: Uint8Array | null): void; reject(err: unknown): void } | null = null;
+  #stopped: StreamResetError | null = null;
+  #sendClosed = false;
+
+  constructor(sock: WebSocketLike, clock: Clock) {
+    this.#sock = sock;
+    this.#clock = clock;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    sock.binaryType = 'arraybuffer';
+    sock.onopen = () => this.#onOpen();
+    sock.onmessage = (ev) => this.#onMessage(ev.data);
+    sock.onclose = (ev) => this.#onClose(ev.code, ev.reason);
+    sock.onerror = () => this.#onError();
+  }
+
+  // A browser follows an error with a close event, which says how the
+  // session ended; Node 20's WebSocket fails an opening handshake with an
+  // error alone. So an error fails an opening at once, and ends an open
+  // session as lost unless its close arrives within CloseGraceMs.
+  #onError(): void {
+    const opening = this.opening;
+    if (opening !== null) {
+      this.opening = null;
+      opening.failed('a socket error');
+      return;
+    }
+    if (this.#info !== null) return;
+    void settlesWithin(this.closed, CloseGraceMs, this.#clock).then((ended) => {
+      if (!ended) this.#lose();
+    });
+  }
+
+  #onOpen(): void {
+    const opening = this.opening;
+    this.opening = null;
+    if (opening === null) return;
+    this.#lastSent = this.#lastRecv = this.#clock.now();
+    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
+    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs);
+    opening.opened();
+  }
+
+  /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
+  #lose(): void {
+    if (!this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true })) return;
+    try {
+      this.#sock.close();
+    } catch {
+      // Already closing.
+    }
+  }
+
+  /** Ends a socket whose opening handshake was given up on. */
+  abandon(): void {
+    this.opening = null;
+    this.#info = { code: 0, reason: '', remote: false, lost: true };
+    try {
+      this.#sock.close();
+    } catch {
+      // Already closing.
+    }
+  }
+
+  #onMessage(data: unknown): void {
+    if (this.#info !== null) return;
+    this.#lastRecv = this.#clock.now();
+    let bytes: Uint8Array;
+    if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
+    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    else if (typeof data === 'string') {
+      this.close(SessionCode.WT_PROTOCOL_ERROR, 'text message: the WebSocket mapping carries binary messages only (§3.3)');
+      return;
+    } else {
+      this.close(SessionCode.WT_PROTOCOL_ERROR, "a message not delivered as an ArrayBuffer: keep the socket's binaryType 'arraybuffer'");
+      return;
+    }
+    if (bytes.length > MaxMessageSize) {
+      this.close(SessionCode.WT_PROTOCOL_ERROR, `a WebSocket message over ${MaxMessageSize} bytes`);
+      return;
+    }
+    // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
+    if (bytes.length === 0 || this.#stopped !== null) return;
+    const reader = this.#reader;
+    if (reader !== null) {
+      this.#reader = null;
+      reader.resolve(bytes);
+      return;
+    }
+    this.#unread.push(bytes);
+    this.#unreadBytes += bytes.length;
+    if (this.#unreadBytes > MaxUnreadBytes) {
+      this.close(SessionCode.WT_PEER_TOO_SLOW, `this side fell ${MaxUnreadBytes} bytes behind reading the peer's emit stream`);
+    }
+  }
+
+  // The peer's close (remote), or the socket's own end (lost): a WebSocket
+  // close code outside the §3.3 table (1006 lost, 1001 going away) is no
+  // session code, and the session ended with none (§11).
+  #onClose(wsCode: number, reason: string): void {
+    const opening = this.opening;
+    if (opening !== null) {
+      this.opening = null;
+      opening.failed(`socket close code ${wsCode}`);
+      return;
+    }
+    const code = sessionCodeFromWebSocket(wsCode);
+    this.#end(
+      code === undefined
+        ? { code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }
+        : { code, reason, remote: true, lost: false },
+    );
+  }
+
+  /** Records how the session ended, fails what waits on it; the first end wins. */
+  #end(info: CloseInfo): boolean {
+    if (this.#info !== null) return false;
+    this.#info = info;
+    this.#clock.clearTimeout(this.#keepalive);
+    this.#clock.clearTimeout(this.#idle);
+    // What the peer sent before it closed stays readable; a local close
+    // drops it at once.
+    if (!info.remote && !info.lost) {
+      this.#unread = [];
+      this.#unreadBytes = 0;
+    }
+    const reader = this.#reader;
+    this.#reader = null;
+    reader?.reject(this.#endedError());
+    this.#resolveClosed(info);
+    return true;
+  }
+
+  /** The error of an operation once the session ended. */
+  #endedError(): TransportError {
+    return sessionEndedError(this.mapping, this.#info);
+  }
+
+  // §3.3: an empty binary message once the interval has passed with nothing
+  // sent, then rearmed for the next deadline.
+  #keepaliveDue(): void {
+    if (this.#info !== null) return;
+    const quiet = this.#clock.now() - this.#lastSent;
+    if (quiet >= KeepaliveIntervalMs) {
+      this.#sendMessage(new Uint8Array(0));
+      this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
+      return;
+    }
+    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs - quiet);
+  }
+
+  // §3.3: WT_IDLE_TIMEOUT once the deadline has passed with nothing
+  // received, a keepalive counting.
+  #idleDue(): void {
+    if (this.#info !== null) return;
+    const quiet = this.#clock.now() - this.#lastRecv;
+    if (quiet >= IdleTimeoutMs) {
+      this.close(SessionCode.WT_IDLE_TIMEOUT, `nothing received for ${IdleTimeoutMs} ms`);
+      return;
+    }
+    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
+  }
+
+  #sendMessage(b: Uint8Array): boolean {
+    if (this.#sock.readyState !== OPEN) return false;
+    try {
+      // The engine's buffers are never shared memory.
+      this.#sock.send(b as Uint8Array<ArrayBuffer>);
+    } catch {
+      return false;
+    }
+    this.#lastSent = this.#clock.now();
+    return true;
+  }
+
+  openEmit(): Promise<SendStream> {
+    if (this.#info !== null) return Promise.reject(this.#endedError());
+    return Promise.resolve(this.#sendStream);
+  }
+
+  acceptEmit(): Promise<ReceiveStream> {
+    if (this.#info !== null) return Promise.reject(this.#endedError());
+    return Promise.resolve(this.#receiveStream);
+  }
+
+  maxDatagramSize(): number {
+    return 0;
+  }
+
+  /**
+   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
+   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
+   * character boundary (§3.3). The session is closed at once; the closing
+   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
+   * dropped, since a peer that stopped reading may never answer.
+   */
+  close(code: number, reason: string): void {
+    reason = cutReason(reason, MaxWebSocketReason);
+    if (!this.#end({ code, reason, remote: false, lost: false })) return;
+    try {
+      this.#sock.close(webSocketCloseCode(code), reason);
+    } catch {
+      // A browser accepts only 1000 and 3000–4999; 1011 (a code §10.2 does
+      // not define) is sent without a code.
+      try {
+        this.#sock.close();
+      } catch {
+        // Already closing.
+      }
+    }
+    const sock = this.#sock;
+    if (sock.terminate !== undefined) {
+      this.#clock.setTimeout(() => {
+        if (sock.readyState !== CLOSED) sock.terminate?.();
+      }, CloseGraceMs);
+    }
+  }
+
+  // A write that failed on a socket that is no longer open: its close event
+  // may still be on its way and say why (a refusal, §4). Only if none comes
+  // within CloseGraceMs is the session lost here.
+  async #writeFailed(): Promise<never> {
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) {
+      this.#lose();
+    }
+    throw this.#endedError();
+  }
+
+  readonly #sendStream: SendStream = {
+    write: async (chunk) => {
+      if (this.#info !== null) throw this.#endedError();
+      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed; the session stays open until the connection closes');
+      for (let i = 0; i < chunk.length; i += maxSendMessage) {
+        if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
+      }
+      while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
+        await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
+      }
+      if (this.#info !== null) throw this.#endedError();
+    },
+    // A WebSocket has no half-close: nothing is sent, the session ends with close.
+    close: async () => {
+      this.#sendClosed = true;
+    },
+    // The mapping has no stream reset; the emit stream's faults escalate to the session (§5.5).
+    reset: () => {
+      this.#sendClosed = true;
+    },
+  };
+
+  readonly #receiveStream: ReceiveStream = {
+    read: () => {
+      if (this.#stopped !== null) return Promise.reject(this.#stopped);
+      const next = this.#unread.shift();
+      if (next !== undefined) {
+        this.#unreadBytes -= next.length;
+        return Promise.resolve(next);
+      }
+      if (this.#info !== null) return Promise.reject(this.#endedError());
+      if (this.#reader !== null) return Promise.reject(new Error('websocket: one read at a time on the emit stream'));
+      return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
+    },
+    // Later reads fail with the code; the socket is read on, its bytes
+    // dropped, so the peer's close is still seen.
+    stop: (code) => {
+      if (this.#info !== null || this.#stopped !== null) return;
+      this.#stopped = new StreamResetError(code, false);
+      this.#unread = [];
+      this.#unreadBytes = 0;
+      const reader = this.#reader;
+      this.#reader = null;
+      reader?.reject(this.#stopped);
+    },
+  };
+}

@@ -1,0 +1,447 @@
+// The WebTransport mapping of a transport-io session (the transport-io
+// protocol, version 0, §2, §3): every lane, over the browser's WebTransport.
+// The emit lane is one unidirectional stream per direction, each call a
+// bidirectional stream, the unreliable lane the session's datagrams.
+// Mirrors the Go runtime's transport/webtransport client.
+
+import { MaxCloseReason, SessionCode } from './codes.js';
+import { abandoned, describeUrl, sessionEndedError, settlesWithin } from './connector.js';
+import { StreamResetError, TransportError } from './errors.js';
+import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
+import { cutReason } from './wire/json.js';
+
+/**
+ * How long the session may take to become ready, in ms. A browser's own
+ * wait can be far longer: Firefox waits 30 s on a dead UDP path.
+ */
+export const DefaultConnectTimeoutMs = 10000;
+/** §10.3: how long the HTTPS HEAD that tells a blocked UDP path from a dead server may take. */
+export const ProbeTimeoutMs = 2000;
+/** §10.3: what the origin answers over HTTPS when it is up. */
+export const WellKnownPath = '/.well-known/transport-io';
+/**
+ * How long a stream that failed waits for the session's close to say why.
+ * Chromium fails the emit stream of a refused session before it delivers
+ * the close code (§4), so a refusal is reported as one, not as a lost
+ * session; Firefox reports a peer's reset with no code, told from a closing
+ * session only by the session not closing.
+ */
+export const CloseWaitMs = 1000;
+/**
+ * Datagrams handed to the browser and not yet taken: a sender never waits
+ * for the peer (§7), so past this many the newest is not sent. The engine's
+ * own ring (§9, 64 frames) is the bound that drops and counts.
+ */
+const maxDatagramsInFlight = 64;
+
+export interface WebTransportOptions {
+  /**
+   * Pins the server certificate by its SHA-256, as the browser's option of
+   * the same name: the certificate must be ECDSA and valid at most 14 days.
+   */
+  readonly serverCertificateHashes?: readonly WebTransportHash[];
+  /** How long the session may take to become ready, in ms; default DefaultConnectTimeoutMs. */
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * A connector for WebTransport sessions at url (https://host:port/path). It
+ * does no I/O until the client opens a session through it. A session that
+ * could not be had is WT_NO_SUPPORT (no WebTransport in this runtime),
+ * WT_UDP_UNREACHABLE (the handshake failed but the origin answered HEAD
+ * /.well-known/transport-io over HTTPS within 2000 ms) or
+ * WT_HANDSHAKE_FAILED (§10.3); a session the browser reports reliable-only
+ * is refused WT_RELIABILITY_REFUSED (§2). A refusal is not an open error:
+ * the session opens and closes WT_UNAUTHORIZED (§4).
+ */
+export function connectWebTransport(url: string, options: WebTransportOptions = {}): Connector {
+  return { open: (ctx) => openWebTransport(url, options, ctx) };
+}
+
+async function openWebTransport(url: string, options: WebTransportOptions, ctx: ConnectContext): Promise<Opened> {
+  const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
+  if (typeof WT !== 'function') {
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport: use withFallback with a WebSocket connector');
+  }
+  const where = describeUrl(url);
+  if (where === undefined || where.scheme !== 'https:') {
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'the session URL must be https://host[:port]/path');
+  }
+  if (ctx.signal.aborted) throw abandoned();
+  const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
+  if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = [...options.serverCertificateHashes];
+  let transport: WebTransport;
+  try {
+    transport = new WT(url, init);
+  } catch (err) {
+    throw new TransportError('WT_HANDSHAKE_FAILED', `the browser would not open a WebTransport session to ${where.text}: ${describeError(err)}`, {
+      cause: err,
+    });
+  }
+  // Whatever happens next, neither promise may reject unhandled.
+  transport.closed.catch(() => {});
+  const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+  const outcome = await readyWithin(transport, timeoutMs, ctx);
+  if (outcome !== 'ready') {
+    closeQuietly(transport);
+    if (outcome === 'aborted') throw abandoned();
+    const cause = outcome === 'timeout' ? `not ready within ${timeoutMs} ms` : describeError(outcome.error);
+    if (await probe(where.origin, ctx)) {
+      throw new TransportError('WT_UDP_UNREACHABLE', `the WebTransport handshake with ${where.origin} failed (${cause}) but it answers over HTTPS`);
+    }
+    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebTransport handshake with ${where.origin} failed (${cause}) and it does not answer over HTTPS`);
+  }
+  // §2: a session that would carry the unreliable lane reliably is refused,
+  // before the handshake. Chromium leaves reliability undefined.
+  if ((transport as { reliability?: string }).reliability === 'reliable-only') {
+    const reason = 'the browser reports this WebTransport session reliable-only (HTTP/2); transport-io refuses it (§2)';
+    closeQuietly(transport, SessionCode.WT_RELIABILITY_REFUSED, reason);
+    throw new TransportError('WT_RELIABILITY_REFUSED', reason);
+  }
+  return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
+}
+
+// lib.dom's WebTransportOptions, writable.
+type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
+
+/** Races the session's ready against the deadline and the client giving up. */
+function readyWithin(transport: WebTransport, ms: number, ctx: ConnectContext): Promise<'ready' | 'timeout' | 'aborted' | { error: unknown }> {
+  return new Promise((resolve) => {
+    const timer = ctx.clock.setTimeout(() => done('timeout'), ms);
+    const onAbort = (): void => done('aborted');
+    ctx.signal.addEventListener('abort', onAbort);
+    function done(outcome: 'ready' | 'timeout' | 'aborted' | { error: unknown }): void {
+      ctx.clock.clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    }
+    transport.ready.then(
+      () => done('ready'),
+      (error: unknown) => done({ error }),
+    );
+  });
+}
+
+/**
+ * §10.3: whether origin answers HEAD /.well-known/transport-io over HTTPS
+ * within ProbeTimeoutMs. The request never carries the session URL's query.
+ * From a page of another origin the answer is opaque (no-cors): that it
+ * came at all is what tells a blocked UDP path from a dead server.
+ */
+async function probe(origin: string, ctx: ConnectContext): Promise<boolean> {
+  if (typeof globalThis.fetch !== 'function' || ctx.signal.aborted) return false;
+  const ac = new AbortController();
+  const onAbort = (): void => ac.abort();
+  ctx.signal.addEventListener('abort', onAbort);
+  let timer: unknown;
+  try {
+    const answer = globalThis
+      .fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal })
+      .then(
+        (rsp) => rsp.type === 'opaque' || rsp.ok,
+        () => false,
+      );
+    const late = new Promise<false>((resolve) => (timer = ctx.clock.setTimeout(() => resolve(false), ProbeTimeoutMs)));
+    return await Promise.race([answer, late]);
+  } finally {
+    ctx.clock.clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onAbort);
+    ac.abort();
+  }
+}
+
+function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
+  try {
+    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason ?? '' });
+  } catch {
+    // Not open, or closed already.
+  }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message === '' ? err.name : err.message;
+  return String(err);
+}
+
+/**
+ * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
+ * with its §10.1 code. Undefined for an error without one: the session
+ * ending, or Firefox, which reports a reset as a TypeError with no code.
+ */
+function streamErrorCode(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { source?: unknown; streamErrorCode?: unknown };
+  if (e.source === 'session' || typeof e.streamErrorCode !== 'number') return undefined;
+  return e.streamErrorCode;
+}
+
+/**
+ * What abort and cancel carry so the browser sends code on RESET_STREAM or
+ * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
+ * WebTransportError from one dictionary and throw for the (message,
+ * options) form lib.dom declares.
+ */
+function resetReason(code: number): unknown {
+  const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
+  if (typeof WTError === 'function') {
+    try {
+      return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
+        message: `transport-io reset code ${code}`,
+        streamErrorCode: code,
+      });
+    } catch {
+      // A browser without the dictionary form: the code is lost, the reset still happens.
+    }
+  }
+  return code;
+}
+
+/** One session over the browser's WebTransport. */
+class WebTransportConn implements Conn {
+  readonly mapping = 'webtransport' as const;
+  readonly closed: Promise<CloseInfo>;
+
+  readonly #t: WebTransport;
+  readonly #clock: Clock;
+  #info: CloseInfo | null = null;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #datagramsInFlight = 0;
+  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+
+  constructor(t: WebTransport, clock: Clock) {
+    this.#t = t;
+    this.#clock = clock;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    // A close resolves the browser's closed with the peer's code and
+    // reason; a lost connection rejects it (§11).
+    t.closed.then(
+      (ci) => this.#end({ code: ci.closeCode ?? SessionCode.WT_NO_ERROR, reason: ci.reason ?? '', remote: true, lost: false }),
+      () => this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }),
+    );
+  }
+
+  #end(info: CloseInfo): void {
+    if (this.#info !== null) return;
+    this.#info = info;
+    this.#resolveClosed(info);
+  }
+
+  #endedError(): TransportError {
+    return sessionEndedError(this.mapping, this.#info);
+  }
+
+  /** Whether the session ended, waiting up to CloseWaitMs for it to say so. */
+  #endsSoon(): Promise<boolean> {
+    return settlesWithin(this.closed, CloseWaitMs, this.#clock);
+  }
+
+  /** The error of a failed session operation (opening or accepting a stream). */
+  async sessionFailure(err: unknown, what: string): Promise<Error> {
+    if (await this.#endsSoon()) return this.#endedError();
+    return new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
+  }
+
+  /**
+   * The error of a failed stream operation: the peer's reset or stop with
+   * its code; failing that, the code the other half of a call stream
+   * reports (Chromium fails a write on a reset stream with no code, and
+   * the readable has it); the session's end, once closed says how it
+   * ended; otherwise a reset with an unknown code (Firefox), never a crash.
+   */
+  async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
+    const code = streamErrorCode(err);
+    if (code !== undefined) return new StreamResetError(code, true);
+    let timer: unknown;
+    const outcome = await Promise.race([
+      this.closed.then(() => 'ended' as const),
+      otherHalf ?? new Promise<never>(() => {}),
+      new Promise<'timeout'>((resolve) => (timer = this.#clock.setTimeout(() => resolve('timeout'), CloseWaitMs))),
+    ]);
+    this.#clock.clearTimeout(timer);
+    if (typeof outcome === 'number') return new StreamResetError(outcome, true);
+    if (outcome === 'ended') return this.#endedError();
+    return new StreamResetError(undefined, true, `stream reset by the peer; the browser reported no code (${describeError(err)})`);
+  }
+
+  async openEmit(): Promise<SendStream> {
+    if (this.#info !== null) throw this.#endedError();
+    let writable: WritableStream<Uint8Array>;
+    try {
+      writable = await this.#t.createUnidirectionalStream();
+    } catch (err) {
+      throw await this.sessionFailure(err, 'opening the emit stream');
+    }
+    return new WebTransportSendStream(writable.getWriter(), this);
+  }
+
+  async acceptEmit(): Promise<ReceiveStream> {
+    if (this.#info !== null) throw this.#endedError();
+    const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
+    let next: ReadableStreamReadResult<ReadableStream<Uint8Array>>;
+    try {
+      next = await incoming.read();
+    } catch (err) {
+      throw await this.sessionFailure(err, "accepting the peer's emit stream");
+    }
+    // The peer opens exactly one (§3.1); any other waits unread.
+    incoming.releaseLock();
+    if (next.done) throw await this.sessionFailure(new Error('no more incoming streams'), "accepting the peer's emit stream");
+    return new WebTransportReceiveStream(next.value.getReader(), this);
+  }
+
+  readonly openCall = async (): Promise<CallStream> => {
+    if (this.#info !== null) throw this.#endedError();
+    let bidi: WebTransportBidirectionalStream;
+    try {
+      bidi = await this.#t.createBidirectionalStream();
+    } catch (err) {
+      throw await this.sessionFailure(err, 'opening a call stream');
+    }
+    const send = new WebTransportSendStream((bidi.writable as WritableStream<Uint8Array>).getWriter(), this);
+    const recv = new WebTransportReceiveStream((bidi.readable as ReadableStream<Uint8Array>).getReader(), this);
+    send.otherHalf = recv.peerCode();
+    recv.otherHalf = send.peerCode();
+    return {
+      write: (chunk) => send.write(chunk),
+      close: () => send.close(),
+      reset: (code) => send.reset(code),
+      read: () => recv.read(),
+      stop: (code) => recv.stop(code),
+    };
+  };
+
+  readonly sendDatagram = (datagram: Uint8Array): void => {
+    if (this.#info !== null || this.#datagramsInFlight >= maxDatagramsInFlight) return;
+    if (this.#datagramWriter === null) {
+      const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
+      // Newer browsers create a writable per sender; older ones have one.
+      this.#datagramWriter = (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter();
+    }
+    this.#datagramsInFlight++;
+    const taken = (): void => {
+      this.#datagramsInFlight--;
+    };
+    this.#datagramWriter.write(datagram).then(taken, taken);
+  };
+
+  readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
+    if (this.#info !== null) return null;
+    this.#datagramReader ??= (this.#t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
+    try {
+      const next = await this.#datagramReader.read();
+      return next.done ? null : next.value;
+    } catch {
+      return null;
+    }
+  };
+
+  maxDatagramSize(): number {
+    const n = this.#t.datagrams.maxDatagramSize;
+    return typeof n === 'number' && n > 0 ? n : 0;
+  }
+
+  /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
+  close(code: number, reason: string): void {
+    if (this.#info !== null) return;
+    reason = cutReason(reason, MaxCloseReason);
+    this.#end({ code, reason, remote: false, lost: false });
+    closeQuietly(this.#t, code, reason);
+  }
+}
+
+/** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
+function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
+  return closed.then(
+    () => new Promise<never>(() => {}),
+    (err: unknown) => {
+      const code = streamErrorCode(err);
+      return code !== undefined && notLocal() ? code : new Promise<never>(() => {});
+    },
+  );
+}
+
+/** A stream's sending half: one writer for the stream's life. */
+class WebTransportSendStream implements SendStream {
+  #local: StreamResetError | null = null;
+  /** On a call stream, the peer's code as the receiving half reports it. */
+  otherHalf: Promise<number> | undefined = undefined;
+
+  readonly #w: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #c: WebTransportConn;
+
+  constructor(w: WritableStreamDefaultWriter<Uint8Array>, c: WebTransportConn) {
+    this.#w = w;
+    this.#c = c;
+  }
+
+  /** The code of the peer's STOP_SENDING once this half fails with one; never settles otherwise, nor after this side's own reset. */
+  peerCode(): Promise<number> {
+    return peerCodeOf(this.#w.closed, () => this.#local === null);
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.#local !== null) throw this.#local;
+    try {
+      // The writer queues: a write is not held back behind the previous
+      // one's completion, and resolves once the stream took the bytes.
+      await this.#w.write(chunk);
+    } catch (err) {
+      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#local !== null) throw this.#local;
+    try {
+      await this.#w.close();
+    } catch (err) {
+      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
+    }
+  }
+
+  reset(code: number): void {
+    if (this.#local !== null) return;
+    this.#local = new StreamResetError(code, false);
+    this.#w.abort(resetReason(code)).catch(() => {});
+  }
+}
+
+/** A stream's receiving half: one reader for the stream's life. */
+class WebTransportReceiveStream implements ReceiveStream {
+  #local: StreamResetError | null = null;
+  /** On a call stream, the peer's code as the sending half reports it. */
+  otherHalf: Promise<number> | undefined = undefined;
+
+  readonly #r: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #c: WebTransportConn;
+
+  constructor(r: ReadableStreamDefaultReader<Uint8Array>, c: WebTransportConn) {
+    this.#r = r;
+    this.#c = c;
+  }
+
+  /** The code of the peer's RESET_STREAM once this half fails with one; never settles otherwise, nor after this side's own stop. */
+  peerCode(): Promise<number> {
+    return peerCodeOf(this.#r.closed, () => this.#local === null);
+  }
+
+  async read(): Promise<Uint8Array | null> {
+    if (this.#local !== null) throw this.#local;
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await this.#r.read();
+    } catch (err) {
+      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
+    }
+    // A read this side's stop cut short ends done, which is no FIN.
+    if (this.#local !== null) throw this.#local;
+    return next.done ? null : next.value;
+  }
+
+  stop(code: number): void {
+    if (this.#local !== null) return;
+    this.#local = new StreamResetError(code, false);
+    this.#r.cancel(resetReason(code)).catch(() => {});
+  }
+}

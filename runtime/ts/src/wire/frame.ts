@@ -1,0 +1,266 @@
+// Stream frames (§5): the 12-byte header, the type-specific caps, the codec
+// per slot, and an incremental decoder that takes bytes in any chunking.
+// Pure: no I/O, no timers. Mirrors the Go runtime's wire/frame.go and
+// wire/reader.go, check for check and in the same order.
+
+import { TransportError } from '../errors.js';
+
+/** Frame types (§5.2). 0x00 and 0x0A–0xFF are reserved and invalid. */
+export const FrameType = {
+  HANDSHAKE: 0x01,
+  EMIT: 0x02,
+  CALL_REQUEST: 0x03,
+  CALL_RESPONSE: 0x04,
+  CALL_ERROR: 0x05,
+  JOIN: 0x06,
+  LEAVE: 0x07,
+  CALL_CREDIT: 0x08,
+  DATAGRAM: 0x09,
+} as const;
+export type FrameType = (typeof FrameType)[keyof typeof FrameType];
+
+const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'CALL_ERROR', 'JOIN', 'LEAVE', 'CALL_CREDIT', 'DATAGRAM'];
+
+/** Codecs (§5.3). 0x00 and 0x03–0xFF are reserved. */
+export const Codec = { JSON: 0x01, BYTES: 0x02 } as const;
+export type Codec = (typeof Codec)[keyof typeof Codec];
+
+/** The fixed overhead of a frame: 4 length bytes and the 8 header bytes the length counts (§5.1). */
+export const HeaderLen = 12;
+/** The payload cap of every frame type but the call frames (§5.1). */
+export const MaxPayload = 1 << 20;
+/** The payload cap of CALL_REQUEST, CALL_RESPONSE and CALL_ERROR (§5.1). */
+export const MaxCallPayload = 16 << 20;
+/** The smallest Length: 8 header bytes and one payload byte (§5.1). */
+const minLength = 9;
+
+/** Reports whether t is a type §5.2 defines. */
+export function frameTypeKnown(t: number): t is FrameType {
+  return t >= FrameType.HANDSHAKE && t <= FrameType.DATAGRAM;
+}
+
+/** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
+export function frameTypeName(t: number): string {
+  return frameTypeKnown(t) ? (frameNames[t] as string) : 'type 0x' + hex2(t);
+}
+
+/** Reports whether c is a codec version 0 accepts. */
+export function codecKnown(c: number): c is Codec {
+  return c === Codec.JSON || c === Codec.BYTES;
+}
+
+/** "json", "bytes", or "codec 0x03" for a reserved value. */
+export function codecName(c: number): string {
+  if (c === Codec.JSON) return 'json';
+  if (c === Codec.BYTES) return 'bytes';
+  return 'codec 0x' + hex2(c);
+}
+
+function hex2(n: number): string {
+  return n.toString(16).padStart(2, '0');
+}
+
+/** The largest payload a frame of type t may carry (§5.1): 16 MiB on the call frames, 1 MiB otherwise. */
+export function maxPayloadOf(t: number): number {
+  return t === FrameType.CALL_REQUEST || t === FrameType.CALL_RESPONSE || t === FrameType.CALL_ERROR ? MaxCallPayload : MaxPayload;
+}
+
+// Control frames always carry codec 0x01 (§5.3).
+function isControl(t: number): boolean {
+  return (
+    t === FrameType.HANDSHAKE ||
+    t === FrameType.JOIN ||
+    t === FrameType.LEAVE ||
+    t === FrameType.CALL_ERROR ||
+    t === FrameType.CALL_CREDIT ||
+    t === FrameType.DATAGRAM
+  );
+}
+
+// EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
+function hasEventId(t: number): boolean {
+  return t === FrameType.EMIT || t === FrameType.CALL_REQUEST;
+}
+
+/** One decoded stream frame. */
+export interface Frame {
+  readonly type: FrameType;
+  readonly codec: Codec;
+  readonly eventId: number;
+  readonly payload: Uint8Array;
+}
+
+/**
+ * Applies §5.1–§5.4 to a header in the order a receiver reads them: type,
+ * cap, reserved bits, codec, control-frame codec, event id. Returns the
+ * error or undefined.
+ */
+function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
+  // The valid case allocates nothing: messages are built only for a fault.
+  if (
+    frameTypeKnown(t) &&
+    payloadLen <= maxPayloadOf(t) &&
+    reserved === 0 &&
+    codecKnown(c) &&
+    (c === Codec.JSON || !isControl(t)) &&
+    (eventId === 0) !== hasEventId(t)
+  ) {
+    return undefined;
+  }
+  const name = frameTypeName(t);
+  const cap = maxPayloadOf(t);
+  const err = (code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string) => new TransportError(code, `${name} ${what}`);
+  if (!frameTypeKnown(t)) return new TransportError('WT_PROTOCOL_ERROR', `reserved frame ${name} (§5.2)`);
+  if (payloadLen > cap) return err('WT_PAYLOAD_TOO_LARGE', `payload of ${payloadLen} bytes exceeds the ${cap}-byte cap (§5.1)`);
+  if (reserved !== 0) return err('WT_PROTOCOL_ERROR', `frame with reserved bits 0x${reserved.toString(16).padStart(4, '0')} set (§5.1)`);
+  if (!codecKnown(c)) return err('WT_UNSUPPORTED_CODEC', `frame with reserved ${codecName(c)} (§5.3)`);
+  if (isControl(t) && c !== Codec.JSON) return err('WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
+  if (hasEventId(t)) return err('WT_PROTOCOL_ERROR', 'frame with event id 0 (§5.4)');
+  return err('WT_PROTOCOL_ERROR', `frame with event id ${eventId}; it must be 0 (§5.4)`);
+}
+
+/**
+ * Throws the error a receiver would raise for a frame of this header and
+ * payload size: the encoder refuses to build a frame a peer must reject.
+ */
+export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
+  if (payloadLen === 0) throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(t)} frame with an empty payload (§5.1)`);
+  const err = checkHeader(t, c, eventId, payloadLen);
+  if (err !== undefined) throw err;
+}
+
+/** Writes the 12-byte header of a frame carrying payloadLen bytes at b[off]. It does not validate; checkFrame does. */
+export function putHeader(b: Uint8Array, off: number, t: number, c: number, eventId: number, payloadLen: number): void {
+  putU32(b, off, 8 + payloadLen);
+  b[off + 4] = t;
+  b[off + 5] = c;
+  b[off + 6] = 0;
+  b[off + 7] = 0;
+  putU32(b, off + 8, eventId);
+}
+
+/**
+ * Encodes one frame. It throws the TransportError a receiver would raise
+ * for it (§5.1–§5.4): WT_PROTOCOL_ERROR for an empty payload or a wrong
+ * type, codec or event id, WT_UNSUPPORTED_CODEC for a reserved codec,
+ * WT_PAYLOAD_TOO_LARGE over the type's cap.
+ */
+export function encodeFrame(t: number, c: number, eventId: number, payload: Uint8Array): Uint8Array {
+  checkFrame(t, c, eventId, payload.length);
+  const b = new Uint8Array(HeaderLen + payload.length);
+  putHeader(b, 0, t, c, eventId, payload.length);
+  b.set(payload, HeaderLen);
+  return b;
+}
+
+export function putU32(b: Uint8Array, off: number, v: number): void {
+  b[off] = v >>> 24;
+  b[off + 1] = v >>> 16;
+  b[off + 2] = v >>> 8;
+  b[off + 3] = v;
+}
+
+export function getU32(b: Uint8Array, off: number): number {
+  return ((b[off] as number) * 0x1000000 + (((b[off + 1] as number) << 16) | ((b[off + 2] as number) << 8) | (b[off + 3] as number))) >>> 0;
+}
+
+/**
+ * Decodes stream frames from bytes pushed in any chunking, one byte at a
+ * time included. The header is judged before any payload byte is buffered,
+ * in the Go runtime's order: Length ≥ 9 (from the 4 length bytes alone), a
+ * known type, the type's cap (WT_PAYLOAD_TOO_LARGE), reserved bits zero, a
+ * known codec (WT_UNSUPPORTED_CODEC), codec 0x01 on control frames, the
+ * event id rule. The caller calls next() until it returns undefined after
+ * every push, so the decoder holds at most what arrived of one frame (within
+ * its type's cap) plus the rest of the last chunk. Errors are sticky: once
+ * next() throws, the frame boundaries are lost and it keeps throwing. Which
+ * frame may appear on which stream is the caller's concern.
+ */
+export class FrameDecoder {
+  // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
+  // is used as it is (no copy); bytes are copied only to join chunks, into
+  // a buffer this decoder owns and grows at most to the frame's size.
+  #buf: Uint8Array = new Uint8Array(0);
+  #start = 0;
+  #end = 0;
+  #owned = false;
+  /** The payload length of the frame being read once its header passed; -1 before. */
+  #n = -1;
+  #type = 0;
+  #codec = 0;
+  #eventId = 0;
+  #error: TransportError | undefined;
+
+  /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
+  push(chunk: Uint8Array): void {
+    if (this.#error !== undefined || chunk.length === 0) return;
+    const held = this.#end - this.#start;
+    if (held === 0) {
+      this.#buf = chunk;
+      this.#start = 0;
+      this.#end = chunk.length;
+      this.#owned = false;
+      return;
+    }
+    if (!this.#owned || this.#buf.length - this.#end < chunk.length) {
+      const need = held + chunk.length;
+      // Room for the rest of the frame when its size is known, else for what arrived.
+      const frame = this.#n >= 0 ? this.#n : 0;
+      const b = new Uint8Array(Math.max(need, Math.min(2 * need, frame)));
+      b.set(this.#buf.subarray(this.#start, this.#end));
+      this.#buf = b;
+      this.#start = 0;
+      this.#end = held;
+      this.#owned = true;
+    }
+    this.#buf.set(chunk, this.#end);
+    this.#end += chunk.length;
+  }
+
+  /** The next complete frame, or undefined until more bytes arrive. Throws a TransportError on a malformed frame. */
+  next(): Frame | undefined {
+    if (this.#error !== undefined) throw this.#error;
+    const b = this.#buf;
+    const held = this.#end - this.#start;
+    const at = this.#start;
+    if (this.#n < 0) {
+      if (held < 4) return undefined;
+      const length = getU32(b, at);
+      if (length < minLength) return this.#fail(new TransportError('WT_PROTOCOL_ERROR', `frame length ${length} is below the minimum of ${minLength} (§5.1)`));
+      if (held < HeaderLen) return undefined;
+      const t = b[at + 4] as number;
+      const c = b[at + 5] as number;
+      const eventId = getU32(b, at + 8);
+      const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
+      if (err !== undefined) return this.#fail(err);
+      this.#type = t;
+      this.#codec = c;
+      this.#eventId = eventId;
+      this.#n = length - 8;
+      this.#start += HeaderLen;
+      return this.next();
+    }
+    const n = this.#n;
+    if (held < n) return undefined;
+    this.#start += n;
+    this.#n = -1;
+    return { type: this.#type as FrameType, codec: this.#codec as Codec, eventId: this.#eventId, payload: b.subarray(at, at + n) };
+  }
+
+  #fail(e: TransportError): never {
+    this.#error = e;
+    this.#buf = new Uint8Array(0);
+    this.#start = this.#end = 0;
+    throw e;
+  }
+
+  /** True when no byte of a partial frame is held: a stream ending now ends cleanly between frames. */
+  get atBoundary(): boolean {
+    return this.#start === this.#end && this.#n < 0;
+  }
+
+  /** Bytes held: the buffer of the frame being read and of any bytes after it. */
+  get bufferedBytes(): number {
+    return this.#owned ? this.#buf.length : this.#end - this.#start;
+  }
+}

@@ -1,0 +1,173 @@
+// The handshake (§4): frame 0 of each emit stream, its strict decoding, the
+// per-event comparison of §4.3 and feature negotiation (§4.2). Mirrors the
+// Go runtime's wire/handshake.go, refusal wording included, so both
+// runtimes name a conflicting event the same way.
+
+import { TransportError } from '../errors.js';
+import { MaxWebSocketReason } from '../codes.js';
+import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort, type JsonValue } from './json.js';
+import { utf8Decode, utf8Encode } from './utf8.js';
+
+/** The protocol major version this runtime speaks (§4.2). */
+export const ProtocolVersion = 0;
+
+/** An event's delivery guarantee as the contract declares it (§3). */
+export type Lane = 'reliable' | 'unreliable';
+
+/** One row of a handshake's event table (§4.3). */
+export interface EventEntry {
+  readonly name: string;
+  readonly id: number;
+  readonly lane: Lane;
+}
+
+/** The payload of the HANDSHAKE frame (§4.1). */
+export interface Handshake {
+  readonly v: number;
+  readonly feat: readonly string[];
+  readonly events: readonly EventEntry[];
+}
+
+/**
+ * Compares two strings by Unicode code point (§4.3), which JavaScript's
+ * default comparison (UTF-16 units) gets wrong for names mixing
+ * U+E000–U+FFFF with astral characters.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x !== y) {
+      if (x >= 0xd800 && y >= 0xd800) {
+        // Surrogates (astral characters) sort after U+E000–U+FFFF.
+        x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+        y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+      }
+      return x - y;
+    }
+  }
+  return a.length - b.length;
+}
+
+function sortedByName(events: readonly EventEntry[]): EventEntry[] {
+  return [...events].sort((a, b) => compareCodePoints(a.name, b.name));
+}
+
+/**
+ * Encodes h as the compact JSON of §4.1, byte-identical to JSON.stringify of
+ * {v, feat, events} with the events sorted by name by code point (§4.3).
+ */
+export function encodeHandshake(h: Handshake): Uint8Array {
+  const events = sortedByName(h.events).map((e) => [e.name, e.id, e.lane]);
+  return utf8Encode(JSON.stringify({ v: h.v, feat: h.feat, events }));
+}
+
+/**
+ * Decodes a HANDSHAKE payload strictly (§4.1, §4.3): exactly the fields v
+ * (an integer), feat (an array of strings) and events (an array of
+ * [name, id, lane], the id a u32 other than 0, the lane 'reliable' or
+ * 'unreliable'), no field twice, no name or id twice in the table, nothing
+ * after the object. Anything else throws WT_PROTOCOL_ERROR naming what is
+ * wrong. Whether v matches is the caller's decision (§4.2).
+ */
+export function decodeHandshake(payload: Uint8Array): Handshake {
+  let v: number | undefined;
+  let feat: string[] | undefined;
+  let events: EventEntry[] | undefined;
+  try {
+    decodeObject(utf8Decode(payload), (key, raw) => {
+      switch (key) {
+        case 'v':
+          v = prefixed("field 'v'", () => jsonInt(raw));
+          break;
+        case 'feat': {
+          const items = prefixed("field 'feat'", () => jsonArray(raw));
+          feat = items.map((item, i) => prefixed(`feat[${i}]`, () => jsonString(item)));
+          break;
+        }
+        case 'events':
+          events = decodeEvents(raw);
+          break;
+        default:
+          throw new Error(`unknown field ${quoteShort(key)}`);
+      }
+    });
+    if (v === undefined) throw new Error("field 'v' is missing");
+    if (feat === undefined) throw new Error("field 'feat' is missing");
+    if (events === undefined) throw new Error("field 'events' is missing");
+  } catch (e) {
+    throw new TransportError('WT_PROTOCOL_ERROR', `handshake: ${(e as Error).message} (§4.1)`);
+  }
+  return { v, feat, events };
+}
+
+function prefixed<T>(what: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new Error(`${what} ${(e as Error).message}`);
+  }
+}
+
+function decodeEvents(raw: JsonValue): EventEntry[] {
+  const rows = prefixed("field 'events'", () => jsonArray(raw));
+  const events: EventEntry[] = [];
+  const names = new Set<string>();
+  const ids = new Map<number, string>();
+  rows.forEach((row, i) => {
+    const cells = prefixed(`events[${i}]`, () => jsonArray(row));
+    if (cells.length !== 3) throw new Error(`events[${i}] has ${cells.length} elements, not [name, id, lane]`);
+    const name = prefixed(`events[${i}] name`, () => jsonString(cells[0] as JsonValue));
+    const id = prefixed(`event ${quoteShort(name)} id`, () => jsonUint32(cells[1] as JsonValue));
+    if (id === 0) throw new Error(`event ${quoteShort(name)} has id 0, which means no event (§5.4)`);
+    const lane = prefixed(`event ${quoteShort(name)} lane`, () => jsonString(cells[2] as JsonValue));
+    if (lane !== 'reliable' && lane !== 'unreliable') {
+      throw new Error(`event ${quoteShort(name)} has lane ${quoteShort(lane)}, not 'reliable' or 'unreliable'`);
+    }
+    if (names.has(name)) throw new Error(`event ${quoteShort(name)} appears twice`);
+    const other = ids.get(id);
+    if (other !== undefined) throw new Error(`events ${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
+    names.add(name);
+    ids.set(id, name);
+    events.push({ name, id, lane });
+  });
+  return events;
+}
+
+/**
+ * Compares this peer's event table with the peer's (§4.3). Same name with a
+ * different lane or id, or same id with a different name, throws
+ * WT_CONTRACT_MISMATCH whose message is the close reason naming the event
+ * ("event 'cursor' is 'unreliable' here and 'reliable' at the peer"), cut to
+ * 123 bytes like every refusal reason (§3.3, §4). A name known to one side
+ * only is not a conflict. With several conflicts, the first in name order of
+ * the local table is reported, lane before id.
+ */
+export function compareTables(local: readonly EventEntry[], peer: readonly EventEntry[]): void {
+  const byName = new Map<string, EventEntry>();
+  const byId = new Map<number, EventEntry>();
+  for (const p of peer) {
+    byName.set(p.name, p);
+    byId.set(p.id, p);
+  }
+  for (const l of sortedByName(local)) {
+    let reason = '';
+    const p = byName.get(l.name);
+    const q = byId.get(l.id);
+    if (p !== undefined && p.lane !== l.lane) {
+      reason = `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`;
+    } else if (p !== undefined && p.id !== l.id) {
+      reason = `event '${l.name}' has id ${l.id} here and ${p.id} at the peer`;
+    } else if (q !== undefined && q.name !== l.name) {
+      reason = `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`;
+    }
+    if (reason !== '') throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
+  }
+}
+
+/** The feature tokens both peers support, sorted and without duplicates (§4.2); unknown tokens are ignored. */
+export function negotiateFeatures(local: readonly string[], peer: readonly string[]): string[] {
+  const theirs = new Set(peer);
+  return [...new Set(local.filter((f) => theirs.has(f)))].sort(compareCodePoints);
+}

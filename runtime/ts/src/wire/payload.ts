@@ -1,0 +1,97 @@
+// The JSON control payloads: CALL_CREDIT (§6.6), CALL_ERROR (§6.4), JOIN
+// and LEAVE (§6.5). Mirrors the Go runtime's wire/payload.go.
+
+import { TransportError } from '../errors.js';
+import { decodeObject, jsonString, quoteShort, type JsonValue } from './json.js';
+import { utf8Decode, utf8Encode } from './utf8.js';
+
+/** The CALL_CREDIT payload {"credit":n} (§6.6). */
+export function encodeCredit(n: number): Uint8Array {
+  return utf8Encode('{"credit":' + String(n) + '}');
+}
+
+const maxInt32 = 0x7fffffff;
+
+/**
+ * Reads a CALL_CREDIT payload (§6.6): the grant, or undefined when the frame
+ * must be ignored (credit missing, not a number, not whole, not positive, or
+ * the payload not a JSON object). A grant above 2^31-1 reads as 2^31-1.
+ */
+export function parseCredit(b: Uint8Array): number | undefined {
+  let credit: JsonValue | undefined;
+  try {
+    decodeObject(utf8Decode(b), (key, v) => {
+      if (key === 'credit') credit = v;
+    });
+  } catch {
+    return undefined;
+  }
+  if (credit === undefined || credit.kind !== 'number') return undefined;
+  const f = Number(credit.text);
+  if (!(f > 0) || f !== Math.trunc(f)) return undefined;
+  return f >= maxInt32 ? maxInt32 : f;
+}
+
+/** The payload of a CALL_ERROR frame (§6.4). */
+export interface CallError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** {"code":"WT_…","message":"…"} (§6.4), byte-identical to JSON.stringify of the two fields. */
+export function encodeCallError(e: CallError): Uint8Array {
+  return utf8Encode('{"code":' + JSON.stringify(e.code) + ',"message":' + JSON.stringify(e.message) + '}');
+}
+
+/**
+ * Reads a CALL_ERROR payload (§6.4): code a WT_-prefixed string, message a
+ * string; unknown codes are kept (opaque) and other fields ignored. Anything
+ * else throws WT_PROTOCOL_ERROR.
+ */
+export function parseCallError(b: Uint8Array): CallError {
+  let code: string | undefined;
+  let message: string | undefined;
+  try {
+    decodeObject(utf8Decode(b), (key, v) => {
+      if (key === 'code') {
+        const s = field('code', v);
+        if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_-prefixed`);
+        code = s;
+      } else if (key === 'message') {
+        message = field('message', v);
+      }
+    });
+    if (code === undefined) throw new Error("field 'code' is missing");
+    if (message === undefined) throw new Error("field 'message' is missing");
+  } catch (e) {
+    throw new TransportError('WT_PROTOCOL_ERROR', `CALL_ERROR payload: ${(e as Error).message} (§6.4)`);
+  }
+  return { code, message };
+}
+
+/** The JOIN and LEAVE payload {"room":"…"} (§6.5). */
+export function encodeRoom(room: string): Uint8Array {
+  return utf8Encode('{"room":' + JSON.stringify(room) + '}');
+}
+
+/** Reads a JOIN or LEAVE payload (§6.5): room a non-empty string, other fields ignored; else WT_PROTOCOL_ERROR. */
+export function parseRoom(b: Uint8Array): string {
+  let room: string | undefined;
+  try {
+    decodeObject(utf8Decode(b), (key, v) => {
+      if (key === 'room') room = field('room', v);
+    });
+    if (room === undefined || room === '') throw new Error("field 'room' is missing or empty");
+  } catch (e) {
+    throw new TransportError('WT_PROTOCOL_ERROR', `room payload: ${(e as Error).message} (§6.5)`);
+  }
+  return room;
+}
+
+function field(name: string, v: JsonValue): string {
+  try {
+    return jsonString(v);
+  } catch (e) {
+    throw new Error(`field '${name}' ${(e as Error).message}`);
+  }
+}

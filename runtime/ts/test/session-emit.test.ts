@@ -1,0 +1,264 @@
+// The emit lane (§3.1, §6.1, §9), rooms (§6.5), the snapshot and the
+// client's lifecycle over the ./testing pair.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Client, backoff } from '../src/client.js';
+import { FrameType } from '../src/wire/frame.js';
+import { FakeClock, memoryConnector, payloadValue, settle } from '../src/testing.js';
+import { connected, contract, harness, rejection, thrown } from './engine-helpers.js';
+
+test('§6.1 emits travel in order both ways, JSON and bytes', async () => {
+  const h = await connected();
+  const got: unknown[] = [];
+  h.client.on('chat', (v) => got.push(v));
+  h.client.on('blob', (v) => got.push(v));
+  for (let i = 0; i < 200; i++) h.client.emit('chat', { i });
+  h.client.emit('blob', new Uint8Array([0, 255]));
+  for (let i = 0; i < 200; i++) {
+    const f = await h.server1.nextFrame();
+    assert.equal(f?.type, FrameType.EMIT);
+    assert.deepEqual(payloadValue(f!), { i });
+  }
+  const b = await h.server1.nextFrame();
+  assert.equal(b?.codec, 2);
+  assert.deepEqual([...b!.payload], [0, 255]);
+  for (let i = 0; i < 200; i++) await h.server1.sendEmit('chat', i);
+  await h.server1.sendEmit('blob', new Uint8Array([7]));
+  await settle();
+  assert.equal(got.length, 201);
+  assert.deepEqual(got.slice(0, 3), [0, 1, 2]);
+  assert.deepEqual([...(got[200] as Uint8Array)], [7]);
+});
+
+test('§9 emits queued in one turn are coalesced into one write, headers encoded into one buffer', async () => {
+  const h = await connected();
+  const before = h.pair.clientEmit?.writes ?? 0;
+  for (let i = 0; i < 100; i++) h.client.emit('chat', i);
+  await settle();
+  assert.equal((h.pair.clientEmit?.writes ?? 0) - before, 1, 'one write for 100 frames');
+  for (let i = 0; i < 100; i++) assert.equal(payloadValue((await h.server1.nextFrame())!), i);
+});
+
+test('§9 an emit queue over 256 frames closes the session WT_PEER_TOO_SLOW (1003); the emit lane never drops', async () => {
+  // A window of 0: every write waits for the server, which never reads.
+  const h = await connected({ pair: { window: 0 }, serve: (s) => s.sendHandshake() });
+  await settle();
+  for (let i = 0; i < 256; i++) h.client.emit('chat', i);
+  assert.equal(h.client.stats().emitQueueDepth, 256);
+  const e = thrown(() => h.client.emit('chat', 256));
+  assert.equal(e.code, 'WT_PEER_TOO_SLOW');
+  await settle();
+  assert.equal(h.pair.closeInfo?.server.code, 1003);
+  assert.equal(h.pair.closeInfo?.server.reason, 'emit queue exceeded 256 frames (§9)');
+  assert.equal(thrown(() => h.client.emit('chat', 1)).code, 'WT_SESSION_CLOSED');
+});
+
+test('§5.4 unknown emits are ignored and counted; the direction and the validator drop and count', async () => {
+  const h = await connected();
+  const got: unknown[] = [];
+  h.client.on('typed', (v) => got.push(v));
+  await h.server1.sendFrame(FrameType.EMIT, 1, 0xdeadbeef, new TextEncoder().encode('1'));
+  await h.server1.sendEmit('up', 1); // an event only the client sends
+  await h.server1.sendEmit('typed', 'not a number');
+  await h.server1.sendFrame(FrameType.EMIT, 1, 14, new TextEncoder().encode('{bad json'));
+  await h.server1.sendEmit('typed', 5);
+  await settle();
+  assert.deepEqual(got, [5]);
+  const st = h.client.stats();
+  assert.equal(st.unknownDropped, 1);
+  assert.equal(st.directionDropped, 1);
+  assert.equal(st.validationDropped, 2);
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});
+
+test('§6.1 sending refuses locally what the contract does not allow', async () => {
+  const h = await connected();
+  assert.equal(thrown(() => h.client.emit('nope', 1)).code, 'WT_UNKNOWN_EVENT');
+  assert.equal(thrown(() => h.client.emit('note', 1)).code, 'WT_PROTOCOL_ERROR'); // server-sent
+  assert.equal(thrown(() => h.client.emit('echo', 1)).code, 'WT_PROTOCOL_ERROR'); // a call
+  assert.equal(thrown(() => h.client.emit('blob', 'text')).code, 'WT_VALIDATION_FAILED');
+  assert.equal(thrown(() => h.client.emit('chat', 'x'.repeat(1 << 20))).code, 'WT_PAYLOAD_TOO_LARGE');
+  assert.throws(() => h.client.on('up', () => {}), TypeError);
+  assert.throws(() => h.client.on('nope', () => {}), TypeError);
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});
+
+test('§6.5 the rooms view follows JOIN and LEAVE; the snapshot changes identity only when it changes', async () => {
+  const h = await connected();
+  let notified = 0;
+  h.client.subscribe(() => notified++);
+  const s0 = h.client.getSnapshot();
+  assert.ok(Object.isFrozen(s0));
+  assert.equal(h.client.getSnapshot(), s0);
+  await h.server1.join('lobby');
+  await settle();
+  const s1 = h.client.getSnapshot();
+  assert.notEqual(s1, s0);
+  assert.deepEqual(s1.rooms, ['lobby']);
+  assert.ok(Object.isFrozen(s1.rooms));
+  await h.server1.join('lobby'); // no change
+  await h.server1.join('attic');
+  await settle();
+  const s2 = h.client.getSnapshot();
+  assert.deepEqual(s2.rooms, ['attic', 'lobby']);
+  await h.server1.leave('nowhere'); // no change
+  await settle();
+  assert.equal(h.client.getSnapshot(), s2);
+  await h.server1.leave('lobby');
+  await settle();
+  assert.deepEqual(h.client.getSnapshot().rooms, ['attic']);
+  assert.equal(notified, 3);
+  await h.client.close();
+  assert.deepEqual(h.client.getSnapshot().rooms, []);
+});
+
+test('§11 constructing a client does no I/O; connect() is idempotent; the snapshot walks idle, connecting, connected, closing, closed', async () => {
+  let opened = 0;
+  const connector = memoryConnector(contract, (s) => s.establish());
+  const counting = { open: (ctx: Parameters<typeof connector.open>[0]) => (opened++, connector.open(ctx)) };
+  const client = new Client({ contract, connect: counting });
+  assert.equal(opened, 0);
+  assert.equal(client.getSnapshot().status, 'idle');
+  assert.equal(client.getSnapshot().transport, null);
+  const statuses: string[] = [client.getSnapshot().status];
+  client.subscribe(() => {
+    const st = client.getSnapshot().status;
+    if (statuses.at(-1) !== st) statuses.push(st);
+  });
+  const a = client.connect();
+  const b = client.connect();
+  assert.equal(a, b);
+  await a;
+  assert.equal(opened, 1);
+  assert.equal(client.getSnapshot().transport, 'webtransport');
+  assert.equal(client.getSnapshot().fallbackReason, null);
+  await client.connect();
+  assert.equal(opened, 1);
+  await client.close();
+  assert.deepEqual(statuses, ['idle', 'connecting', 'connected', 'closing', 'closed']);
+  assert.equal(thrown(() => client.emit('chat', 1)).code, 'WT_SESSION_CLOSED');
+  assert.equal((await rejection(client.call('echo', 1))).code, 'WT_SESSION_CLOSED');
+});
+
+test('§11 the snapshot reports a fallback and its reason', async () => {
+  const client = new Client({ contract, connect: memoryConnector(contract, (s) => s.establish(), { mapping: 'websocket', fallbackReason: 'WT_UDP_UNREACHABLE: no UDP' }) });
+  await client.connect();
+  assert.equal(client.getSnapshot().transport, 'websocket');
+  assert.equal(client.getSnapshot().fallbackReason, 'WT_UDP_UNREACHABLE: no UDP');
+  await client.close();
+});
+
+test('§11 reconnect: jittered backoff on the clock, a new session each time, the same handlers attached', async () => {
+  const h = harness({ client: { reconnect: { minMs: 100, maxMs: 1000, random: () => 0.5 } } });
+  const got: unknown[] = [];
+  h.client.on('note', (v) => got.push(v));
+  await h.client.connect();
+  const s1 = await h.server(1);
+  await settle();
+  await s1.sendEmit('note', 'one');
+  await settle();
+  s1.close(0, 'server restarting');
+  await settle();
+  assert.equal(h.client.getSnapshot().status, 'connecting');
+  assert.equal(h.client.getSnapshot().lastError?.message, 'session closed by the peer: server restarting');
+  assert.equal(h.pairs.length, 1);
+  await h.clock.tick(99); // backoff(0) = 100 ms with this jitter
+  assert.equal(h.pairs.length, 1);
+  await h.clock.tick(1);
+  assert.equal(h.pairs.length, 2);
+  const s2 = await h.server(2);
+  await settle();
+  assert.equal(h.client.getSnapshot().status, 'connected');
+  assert.equal(h.client.getSnapshot().lastError, null);
+  await s2.sendEmit('note', 'two');
+  await settle();
+  assert.deepEqual(got, ['one', 'two']);
+  await h.client.close();
+  await h.clock.tick(10_000);
+  assert.equal(h.pairs.length, 2, 'no reconnect after close()');
+});
+
+test('§11 reconnect retries failed attempts with growing waits between min and max', async () => {
+  const waits: number[] = [];
+  const r = { minMs: 100, maxMs: 1000, random: () => 0.999 };
+  for (let i = 0; i < 6; i++) waits.push(Math.round(backoff(r, i)));
+  assert.deepEqual(waits, [100, 200, 400, 800, 1000, 1000]);
+  assert.equal(backoff({ minMs: 100, maxMs: 1000, random: () => 0 }, 3), 400);
+  const h = harness({ client: { reconnect: r }, fail: (n) => (n <= 2 ? new Error('down') : undefined) });
+  const p = h.client.connect();
+  await settle();
+  assert.equal(h.pairs.length, 1);
+  await h.clock.tick(100);
+  assert.equal(h.pairs.length, 2);
+  await h.clock.tick(200);
+  assert.equal(h.pairs.length, 3);
+  await p;
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});
+
+test('§11 without reconnect, a session that ends leaves the client closed with the reason', async () => {
+  const h = await connected();
+  h.server1.close(1004, 'broken');
+  await settle();
+  await h.clock.tick(60_000);
+  assert.equal(h.pairs.length, 1);
+  const snap = h.client.getSnapshot();
+  assert.equal(snap.status, 'closed');
+  assert.equal(snap.lastError?.code, 'WT_PROTOCOL_ERROR');
+  assert.equal(snap.lastError?.number, 1004);
+});
+
+test('§11 close() while connecting abandons the attempt', async () => {
+  const h = harness({ serve: () => {} });
+  const p = h.client.connect();
+  await settle();
+  await h.client.close();
+  assert.equal((await rejection(p)).code, 'WT_SESSION_CLOSED');
+  assert.equal(h.client.getSnapshot().status, 'closed');
+  assert.equal(h.pairs[0]?.closeInfo?.server.code, 0);
+});
+
+test('§4.1 a session on the first mapping that never handshakes falls back through Opened.fallBack', async () => {
+  const clock = new FakeClock();
+  const silent = memoryConnector(contract, () => {}); // opens, never sends a byte
+  const ws = memoryConnector(contract, (s) => s.establish(), { mapping: 'websocket' });
+  let why: string | undefined;
+  const connect = {
+    async open(ctx: Parameters<typeof silent.open>[0]) {
+      const opened = await silent.open(ctx);
+      return {
+        ...opened,
+        fallBack: async (err: { code: string }, c: typeof ctx) => {
+          why = err.code;
+          return { ...(await ws.open(c)), fallbackReason: 'WT_HANDSHAKE_TIMEOUT: no bytes' };
+        },
+      };
+    },
+  };
+  const client = new Client({ contract, connect, clock });
+  const p = client.connect();
+  await settle();
+  clock.advance(5000);
+  await p;
+  assert.equal(why, 'WT_HANDSHAKE_TIMEOUT');
+  assert.equal(silent.pairs[0]?.closeInfo?.server.code, 1002);
+  const snap = client.getSnapshot();
+  assert.equal(snap.status, 'connected');
+  assert.equal(snap.transport, 'websocket');
+  assert.equal(snap.fallbackReason, 'WT_HANDSHAKE_TIMEOUT: no bytes');
+  await client.close();
+});
+
+test('§3.1 an emit made before the server handshake is written after frame 0', async () => {
+  const h = harness({ serve: () => {} });
+  void h.client.connect();
+  const s = await h.server();
+  await settle();
+  h.client.emit('chat', 'early');
+  await s.readHandshake();
+  const f = await s.nextFrame();
+  assert.equal(f?.type, FrameType.EMIT);
+  assert.equal(payloadValue(f!), 'early');
+});
