@@ -117,6 +117,14 @@ func claimOrdinal(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyV
 	}
 }
 
+// listQuiet is how long the listing of taken ordinals waits for a further
+// entry before it takes the list as complete. The watcher's own "caught up"
+// marker never comes when an entry expires between the watch's start and its
+// delivery (a lease lapsing, a marker ageing out), so it cannot be the only
+// end. A list cut short is safe: every claim is a compare-and-set, and a
+// claim of an ordinal the list missed fails and moves on.
+const listQuiet = 250 * time.Millisecond
+
 // takenOrdinals lists the ordinals whose key holds a message (a live lease
 // or a marker), from one pass over the bucket's last entries.
 func takenOrdinals(ctx context.Context, kv jetstream.KeyValue) ([]bool, error) {
@@ -126,6 +134,8 @@ func takenOrdinals(ctx context.Context, kv jetstream.KeyValue) ([]bool, error) {
 	}
 	defer w.Stop()
 	taken := make([]bool, adapter.MaxHostOrdinals)
+	quiet := time.NewTimer(listQuiet)
+	defer quiet.Stop()
 	for {
 		select {
 		case e := <-w.Updates():
@@ -135,6 +145,9 @@ func takenOrdinals(ctx context.Context, kv jetstream.KeyValue) ([]bool, error) {
 			if n, err := strconv.Atoi(strings.TrimPrefix(e.Key(), "ordinal.")); err == nil && n >= 0 && n < len(taken) {
 				taken[n] = true
 			}
+			quiet.Reset(listQuiet)
+		case <-quiet.C:
+			return taken, nil
 		case <-ctx.Done():
 			return nil, fmt.Errorf("nats: listing host ordinals: %w", ctx.Err())
 		}
