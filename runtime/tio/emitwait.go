@@ -14,9 +14,9 @@ const EmitLowWater = EmitQueueFrames / 2
 // WaitEmit blocks while this side's emit queue holds more than
 // EmitLowWater frames, and returns nil once it holds no more (at once when
 // it already does). It is how a sender applies back-pressure without
-// polling Stats: Emit itself never blocks, and a full queue still closes
-// the session WT_PEER_TOO_SLOW (§9), so a sender that emits in bursts waits
-// here between them. The writer wakes it when it takes the queued frames,
+// polling Stats: Emit waits only once the queue is full, up to
+// EmitStallTimeout, after which the session closes WT_PEER_TOO_SLOW (§9),
+// so a sender that emits in bursts waits here between them. The writer wakes it when it takes the queued frames,
 // which it does as soon as its previous Write returned. It fails with
 // WT_SESSION_CLOSED once the session ended, and with WT_ABORTED wrapping
 // ctx's error when ctx ends first.
