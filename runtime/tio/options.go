@@ -25,6 +25,16 @@ const (
 	// WT_PEER_TOO_SLOW (§9). A peer reading at full speed empties its
 	// queue within milliseconds; one that stopped reading never does.
 	DefaultEmitStallTimeout = time.Second
+	// DefaultMaxRequestBytes bounds the bytes a session's incoming call
+	// requests hold, buffered or being handled: four 16 MiB requests (§5.1)
+	// at once, with room for their buffers' growth.
+	DefaultMaxRequestBytes = 64 << 20
+	// DefaultMaxRequestBytesTotal bounds the same across every session of
+	// a server.
+	DefaultMaxRequestBytesTotal = 512 << 20
+	// DefaultRequestTimeout is how long a call request may take to arrive
+	// whole once its stream is read: a 16 MiB request at 1.1 Mbit/s.
+	DefaultRequestTimeout = 120 * time.Second
 	// DatagramLaneMark is the emit queue depth under which queued unreliable
 	// frames move onto the emit lane on the WebSocket mapping (§3.3).
 	DatagramLaneMark = 32
@@ -46,6 +56,16 @@ type Options struct {
 	// emit stream is not read meanwhile, and a burst from one peer slows
 	// that peer instead of closing the peers that read.
 	EmitStallTimeout time.Duration
+	// MaxRequestBytes bounds the bytes the session's incoming call
+	// requests hold, from their first byte until their handler returns; a
+	// request that would take more is answered CALL_ERROR
+	// WT_PAYLOAD_TOO_LARGE and not read further. 0 means
+	// DefaultMaxRequestBytes.
+	MaxRequestBytes int
+	// RequestTimeout is how long a call request may take to arrive whole;
+	// a later one is answered CALL_ERROR WT_ABORTED. 0 means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
 	// Features are the feature tokens this side offers (§4.2). Version 0
 	// implements none.
 	Features []string
@@ -62,6 +82,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxCalls <= 0 {
 		o.MaxCalls = DefaultMaxCalls
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	if o.EmitStallTimeout <= 0 {
 		o.EmitStallTimeout = DefaultEmitStallTimeout

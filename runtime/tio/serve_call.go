@@ -1,7 +1,6 @@
 package tio
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -85,12 +84,16 @@ func (s *session) serveCall(st transport.Stream) {
 		return
 	}
 	r := wire.NewReader(st)
-	f, err := r.Next()
+	r.Limit(&s.requests)
+	defer r.Release()
+	f, err := s.readRequest(st, r)
 	if err != nil {
 		release()
-		if wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge {
+		if (wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge) || errors.Is(err, errOverBudget) {
+			// The framing is lost, or the rest is not wanted: answer, and
+			// read nothing more.
 			writeCallError(st, callErrorOf(err))
-			st.Stop(wire.ResetAborted) // the framing is lost: nothing more can be read
+			st.Stop(wire.ResetAborted)
 			return
 		}
 		// §5.1: an oversized request abandons the stream; the initiator's
@@ -107,7 +110,9 @@ func (s *session) serveCall(st transport.Stream) {
 		drain(r)
 		return
 	}
-	req := bytes.Clone(f.Payload)
+	// The request stays charged to the budget until its handler returned.
+	req, charged := r.Keep(f.Payload)
+	defer s.requests.Give(charged)
 	c := &inboundCall{s: s, st: st, ev: ev, release: release, creditIn: make(chan struct{}, 1)}
 	c.credit.Store(InitialCredit)
 	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
@@ -123,6 +128,25 @@ func (s *session) serveCall(st transport.Stream) {
 	// reset once a stream ends). One that never does holds a stream of the
 	// transport's, bounded by its stream limit, until the session ends.
 	<-watched
+}
+
+// readRequest reads a call stream's first frame within RequestTimeout: a
+// request dribbled on for ever would hold its stream and bytes for ever.
+// Past the deadline the stream is stopped and the error is WT_ABORTED,
+// which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
+// the work).
+func (s *session) readRequest(st transport.Stream, r *wire.Reader) (wire.Frame, error) {
+	var late atomic.Bool
+	deadline := s.clk.AfterFunc(s.opts.RequestTimeout, func() {
+		late.Store(true)
+		st.Stop(wire.ResetAborted)
+	})
+	f, err := r.Next()
+	deadline.Stop()
+	if err != nil && late.Load() {
+		return f, wire.Errorf(wire.Aborted, "the call request did not arrive whole within %d ms; this side abandoned it", s.opts.RequestTimeout.Milliseconds())
+	}
+	return f, err
 }
 
 // checkRequest applies the per-message rules to a CALL_REQUEST (§5.2–§5.4);

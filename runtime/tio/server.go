@@ -56,6 +56,10 @@ type ServerOptions struct {
 	// bus, lost broadcasts, a lost host ordinal) after the server acted on
 	// it: the place to log and alert. It must not block.
 	OnAdapterEvent func(adapter.Event)
+	// MaxRequestBytesTotal bounds the bytes the incoming call requests of
+	// all sessions hold together (each session's is MaxRequestBytes); 0
+	// means DefaultMaxRequestBytesTotal.
+	MaxRequestBytesTotal int
 }
 
 // Server serves one contract: it runs a session per Conn (Serve), answers
@@ -87,6 +91,9 @@ type Server struct {
 	rooms  map[string]map[*Peer]struct{}
 	closed bool
 
+	// requestBytes bounds the bytes all sessions' call requests hold.
+	requestBytes *byteBudget
+
 	// encodes counts room broadcasts encoded, so a test can assert each
 	// was encoded exactly once whatever the room's size.
 	encodes atomic.Int64
@@ -95,6 +102,9 @@ type Server struct {
 // NewServer returns a server for contract c.
 func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 	opts.Options = opts.Options.withDefaults()
+	if opts.MaxRequestBytesTotal <= 0 {
+		opts.MaxRequestBytesTotal = DefaultMaxRequestBytesTotal
+	}
 	hs, err := handshakeFrame(c, opts.Features)
 	if err != nil {
 		return nil, err
@@ -109,6 +119,8 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 		streams:  make(map[uint32]StreamHandler),
 		peers:    make(map[*Peer]struct{}),
 		rooms:    make(map[string]map[*Peer]struct{}),
+
+		requestBytes: newByteBudget(opts.MaxRequestBytesTotal),
 	}
 	if srv.adapter == nil {
 		srv.adapter, srv.ownsAdpt = memory.New(), true
@@ -195,6 +207,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	defer srv.origins.Release(origin)
 	p.origin = origin
 	p.session = newSession(roleServer, conn, srv.contract, srv.opts.Options, srv.hsFrame, p, srv.origin, &srv.seq)
+	p.session.requests.server = srv.requestBytes
 	srv.mu.Lock()
 	// fenced is read under the lock that Fenced's closing takes, so a
 	// session either sees it here or is among those closed.

@@ -72,8 +72,10 @@ type session struct {
 	err   *Error
 
 	activeCalls atomic.Int32
-	stats       counters
-	dg          datagramLane
+	// requests bounds the bytes incoming call requests hold (§5.1).
+	requests requestBudget
+	stats    counters
+	dg       datagramLane
 
 	wg sync.WaitGroup
 }
@@ -133,6 +135,7 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.dg = newDatagramLane(s, origin, seq)
+	s.requests.session = newByteBudget(opts.MaxRequestBytes)
 	return s
 }
 

@@ -13,7 +13,9 @@ import (
 
 // Emit sends an event on the emit lane (§6.1): payload is the encoded
 // payload, in the codec the contract declares. It queues the frame and
-// returns; a full queue closes the session WT_PEER_TOO_SLOW (§9).
+// returns. A full queue (§9) makes it wait for the writer to take from it;
+// a queue nobody takes from for EmitStallTimeout closes the session
+// WT_PEER_TOO_SLOW (§9).
 func (c *Client) Emit(event uint32, payload []byte) error { return c.emit(event, payload) }
 
 // SendDatagram sends an unreliable event (§7): over WebTransport as a
@@ -28,9 +30,9 @@ func (c *Client) SendDatagram(event uint32, payload []byte) error {
 // WaitEmit blocks while this side's emit queue holds more than
 // EmitLowWater frames, and returns nil once it holds no more (at once when
 // it already does). It is how a sender applies back-pressure without
-// polling Stats: Emit itself never blocks, and a full queue still closes
-// the session WT_PEER_TOO_SLOW (§9), so a sender that emits in bursts waits
-// here between them. The writer wakes it when it takes the queued frames,
+// polling Stats: Emit waits only once the queue is full, up to
+// EmitStallTimeout, after which the session closes WT_PEER_TOO_SLOW (§9),
+// so a sender that emits in bursts waits here between them. The writer wakes it when it takes the queued frames,
 // which it does as soon as its previous Write returned. It fails with
 // WT_SESSION_CLOSED once the session ended, and with WT_ABORTED wrapping
 // ctx's error when ctx ends first.
@@ -76,7 +78,8 @@ func (c *Client) Features() []string { return c.agreedFeatures() }
 func (c *Client) Stats() Stats { return c.snapshot() }
 
 // Emit sends an event to this peer on the emit lane (§6.1), as
-// [Client.Emit] does: a full queue closes the session WT_PEER_TOO_SLOW (§9).
+// [Client.Emit] does: a full queue makes it wait, and one nobody takes from
+// for EmitStallTimeout closes the session WT_PEER_TOO_SLOW (§9).
 func (p *Peer) Emit(event uint32, payload []byte) error { return p.emit(event, payload) }
 
 // SendDatagram sends an unreliable event to this peer (§7), stamped with

@@ -47,7 +47,7 @@ func FuzzReader(f *testing.F) {
 				}
 				break
 			}
-			if cap(r.big) > 2*len(in)+firstChunk {
+			if cap(r.big) > 2*len(in)+readAhead {
 				t.Fatalf("buffer of %d bytes for %d bytes of input", cap(r.big), len(in))
 			}
 			again, err := AppendFrame(nil, fr.Type, fr.Codec, fr.EventID, fr.Payload)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -13,15 +14,16 @@ import (
 // three Reads per frame, and a small frame's payload is handed out without a
 // copy.
 //
-// A payload larger than that goes into a separate buffer that grows in steps
-// that at most double what has arrived, so a header that claims 16 MiB and
-// is followed by nothing costs firstChunk bytes, not 16 MiB. That buffer is
+// A payload larger than that goes into a separate buffer that starts at
+// readAhead bytes and grows in steps that at most double what has arrived,
+// so a header that claims 16 MiB and is followed by nothing costs readAhead
+// bytes, not 16 MiB (nor 64 KiB). With a Budget, every step is reserved
+// from it first, and a refused step fails the frame. That buffer is
 // released once shrinkAfter frames in a row have fit in retainCap bytes, so
 // one large call does not pin its memory for the session's life, while a run
 // of large frames keeps reusing it.
 const (
 	readAhead   = 4 << 10
-	firstChunk  = 64 << 10
 	retainCap   = 64 << 10
 	shrinkAfter = 16
 	// maxEmptyReads is how many (0, nil) reads in a row Next tolerates from
@@ -45,6 +47,68 @@ type Reader struct {
 	// stream names it in the error.
 	valid  Types
 	stream string
+	// budget, when set, holds charged bytes: big's capacity.
+	budget  Budget
+	charged int
+}
+
+// Budget bounds the bytes Readers hold for large payloads, across the
+// Readers that share it.
+type Budget interface {
+	// Take reserves n more bytes, or returns the error to fail the frame
+	// with when that would exceed the bound.
+	Take(n int) error
+	// Give returns n bytes taken before.
+	Give(n int)
+}
+
+// Limit makes every growth of the large-payload buffer a reservation from
+// b, given back when the buffer is released (Release, an error, or the
+// shrink policy above).
+func (r *Reader) Limit(b Budget) { r.budget = b }
+
+// Keep returns p, the payload Next just returned, as the caller's to keep
+// past the next Next: a large payload's buffer is handed over, with the
+// bytes charged to the budget for it, which the caller gives back once done
+// with it; a small one is copied, charged nothing.
+func (r *Reader) Keep(p []byte) ([]byte, int) {
+	if len(p) <= readAhead {
+		return bytes.Clone(p), 0
+	}
+	charged := r.charged
+	r.big, r.small, r.charged = nil, 0, 0
+	return p, charged
+}
+
+// Release drops the large-payload buffer, giving its bytes back to the
+// budget: a Frame.Payload from it must no longer be used.
+func (r *Reader) Release() {
+	r.big, r.small = nil, 0
+	if r.budget != nil && r.charged > 0 {
+		r.budget.Give(r.charged)
+	}
+	r.charged = 0
+}
+
+// reserve takes n bytes from the budget for a large-payload buffer about
+// to replace the current one.
+func (r *Reader) reserve(n int) error {
+	if r.budget == nil {
+		return nil
+	}
+	if err := r.budget.Take(n); err != nil {
+		return err
+	}
+	r.charged += n
+	return nil
+}
+
+// unreserve gives back a replaced buffer's n bytes.
+func (r *Reader) unreserve(n int) {
+	if r.budget != nil && n > 0 {
+		r.budget.Give(n)
+		r.charged -= n
+	}
 }
 
 // NewReader returns a Reader of the frames on r.
@@ -83,7 +147,8 @@ func (r *Reader) Next() (Frame, error) {
 	f, err := r.next()
 	if err != nil {
 		r.err = err
-		r.ahead, r.big = nil, nil
+		r.ahead = nil
+		r.Release()
 	}
 	return f, err
 }
@@ -166,7 +231,7 @@ func (r *Reader) readPayload(n int) ([]byte, error) {
 	if cap(r.big) > retainCap {
 		if n <= retainCap {
 			if r.small++; r.small >= shrinkAfter {
-				r.big, r.small = nil, 0
+				r.Release()
 			}
 		} else {
 			r.small = 0
@@ -181,8 +246,14 @@ func (r *Reader) readPayload(n int) ([]byte, error) {
 		return p, nil
 	}
 	buf := r.big[:0]
-	if cap(buf) < n {
-		buf = make([]byte, 0, min(max(firstChunk, r.end-r.start), n))
+	if cap(buf) < n && cap(buf) < r.end-r.start {
+		// Too small even for what has arrived: replace it now.
+		size := min(max(readAhead, r.end-r.start), n)
+		if err := r.reserve(size); err != nil {
+			return nil, err
+		}
+		r.unreserve(cap(buf))
+		buf, r.big = make([]byte, 0, size), nil
 	}
 	buf = append(buf, r.ahead[r.start:r.end]...)
 	r.start, r.end = 0, 0
@@ -193,9 +264,15 @@ func (r *Reader) readPayload(n int) ([]byte, error) {
 	}
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), min(2*cap(buf), n))
+			size := min(max(2*cap(buf), readAhead), n)
+			if err := r.reserve(size); err != nil {
+				return nil, err
+			}
+			grown := make([]byte, len(buf), size)
 			copy(grown, buf)
+			r.unreserve(cap(buf))
 			buf = grown
+			r.big = nil // replaced: what is charged is buf
 		}
 		k, err := io.ReadFull(r.r, buf[len(buf):min(cap(buf), n)])
 		buf = buf[:len(buf)+k]

@@ -101,7 +101,15 @@ type Options struct {
 	// CloseGrace is how long a close waits for the peer's answer before
 	// tearing down; default DefaultCloseGrace.
 	CloseGrace time.Duration
-	// Clock runs the close grace; default the wall clock.
+	// MaxConnections bounds QUIC connections open at once, with or without
+	// a session; the next is closed H3_EXCESSIVE_LOAD. Default
+	// DefaultMaxConnections.
+	MaxConnections int
+	// RequestTimeout is how long a QUIC connection may go without a whole
+	// HTTP/3 request before it is closed; default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// Clock runs the close grace and the request deadline; default the
+	// wall clock.
 	Clock clock.Clock
 	// Logger receives operational events; default slog.Default(). Query
 	// strings are never logged.
@@ -148,6 +156,7 @@ type Server struct {
 	wts   *wt.Server
 	https *http.Server
 	site  *site // the HTTPS side's handler, minus TCPHandler on HTTP/3
+	conns *quicConns
 
 	mu           sync.Mutex
 	shuttingDown bool
@@ -207,6 +216,7 @@ func Listen(opts Options) (*Server, error) {
 		},
 		live: make(map[*conn]struct{}),
 	}
+	s.conns = newQUICConns(s.clock, orInt(opts.MaxConnections, DefaultMaxConnections), orDuration(opts.RequestTimeout, DefaultRequestTimeout))
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -228,6 +238,7 @@ func Listen(opts Options) (*Server, error) {
 	s.wts = &wt.Server{
 		H3: &http3.Server{
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.conns.requested(r)
 				if r.Method == http.MethodConnect {
 					s.serveConnect(w, r)
 					return
@@ -320,7 +331,12 @@ func (s *Server) acceptQUIC() {
 		if err != nil {
 			return
 		}
+		if !s.conns.admit(qc) {
+			s.serving.Go(func() { s.conns.refuse(qc) })
+			continue
+		}
 		s.serving.Go(func() {
+			defer s.conns.done(qc)
 			if err := s.wts.ServeQUICConn(qc); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.log.Debug("webtransport: serving a QUIC connection", "remote", qc.RemoteAddr().String(), "err", err)
 			}
