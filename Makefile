@@ -6,7 +6,7 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps chromium test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets fuzz
+.PHONY: test deps chromium test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-peers fuzz
 
 test: deps fmt-check vet test-go test-runtime
 
@@ -49,6 +49,12 @@ bench-system:
 # Timing on a shared host is noisy, so this runs on demand, not in test.
 bench-targets:
 	$(GO) run ./cmd/tio-bench -scenario wt-emit,ws-emit -runs 15 -check
+
+# tiogen against the peers users would otherwise pick (centrifuge, and
+# socket.io where Node is present), next to the raw transports, in one run.
+# It reports; it has no targets and is not part of test.
+bench-peers:
+	$(GO) run ./cmd/tio-bench -scenario peers
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s

@@ -38,6 +38,7 @@ type config struct {
 	dgramRate     int           // datagrams/s of the paced datagram figures
 	pace          string        // how an emitting sender paces: paceWait or paceWindow
 	broadcastRate int           // broadcasts/s of the paced broadcast figures
+	peer          peerConfig    // the peer scenarios' bounds and subjects
 }
 
 // The two ways an emit sender paces itself (-pace).
@@ -71,6 +72,13 @@ var scenarios = []scenario{
 }
 
 func main() {
+	if child, err := runPeerServerChild(os.Stdin, os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tio-bench peer server child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if child, err := runIdleChild(os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tio-bench idle child:", err)
@@ -91,7 +99,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, s := range scenarios {
 		names = append(names, s.name)
 	}
-	which := fs.String("scenario", "all", "scenario to run: all, or one or more (comma-separated) of "+strings.Join(names, ", "))
+	var peerNames []string
+	for _, s := range peerScenarios {
+		peerNames = append(peerNames, s.name)
+	}
+	which := fs.String("scenario", "all", "scenario to run: all (the tiogen/raw ones), peers (the comparison with the peers), or one or more (comma-separated) of "+strings.Join(append(names, peerNames...), ", "))
 	sizes := fs.String("sizes", "64,1024", "emit payload sizes in bytes, comma-separated")
 	cfg := config{}
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "time bound of one measurement")
@@ -104,6 +116,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.broadcastRate, "broadcast-rate", 50, "broadcasts per second of the paced broadcast figures")
 	fs.IntVar(&cfg.dgramRate, "dgram-rate", 20000, "datagrams per second of the paced datagram figures")
 	fs.StringVar(&idleProfile, "idle-profile", "", "wt-idle: file prefix for the children's goroutine and heap profiles with every session open (<prefix>-ours.txt, <prefix>-ours-heap.pprof, and -raw)")
+	fs.IntVar(&cfg.peer.members, "members", 500, "peer-fanout: members of the broadcast")
+	fs.IntVar(&cfg.peer.membersLarge, "members-large", 2000, "peer-fanout-large: members of the broadcast")
+	fs.IntVar(&cfg.peer.broadcasts, "broadcasts", 200, "peer-fanout*: broadcasts per round (burst and paced)")
+	fs.IntVar(&cfg.peer.size, "broadcast-size", 100, "peer-fanout*: payload bytes of a broadcast")
+	fs.DurationVar(&cfg.peer.pacedEvery, "paced-every", 10*time.Millisecond, "peer-fanout*: interval between broadcasts of the paced round")
+	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs)")
 	if err := fs.Parse(args); err != nil {
@@ -118,6 +136,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.pace != paceWait && cfg.pace != paceWindow {
 		return fmt.Errorf("-pace %q: want %s or %s", cfg.pace, paceWait, paceWindow)
+	}
+	if cfg.peer.members <= 0 || cfg.peer.membersLarge <= 0 || cfg.peer.broadcasts <= 0 || cfg.peer.broadcasts > 256 || cfg.peer.size < 40 || cfg.peer.size > 4096 || cfg.peer.pacedEvery <= 0 {
+		return errors.New("-members and -members-large must be positive, -broadcasts from 1 to 256 (a member's queue, §9), -broadcast-size from 40 to 4096, -paced-every positive")
+	}
+	if cfg.peer.subjects, cfg.peer.node, err = parseSubjects(*peers, func(m string) { fmt.Fprintln(stderr, m) }); err != nil {
+		return err
 	}
 	picked, err := pick(*which)
 	if err != nil {
@@ -185,16 +209,20 @@ func scenarioBound(cfg config) time.Duration {
 }
 
 func pick(which string) ([]scenario, error) {
-	if which == "all" {
+	switch which {
+	case "all":
 		return scenarios, nil
+	case "peers":
+		return peerScenarios, nil
 	}
+	known := append(slices.Clone(scenarios), peerScenarios...)
 	var out []scenario
 	for name := range strings.SplitSeq(which, ",") {
-		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == name })
+		i := slices.IndexFunc(known, func(s scenario) bool { return s.name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("unknown scenario %q", name)
 		}
-		out = append(out, scenarios[i])
+		out = append(out, known[i])
 	}
 	return out, nil
 }

@@ -13,6 +13,13 @@ import (
 // TestMain lets this test binary serve as the wt-idle scenario's child
 // process, as the tio-bench binary does.
 func TestMain(m *testing.M) {
+	if child, err := runPeerServerChild(os.Stdin, os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peer server child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if child, err := runIdleChild(os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "idle child:", err)
@@ -55,6 +62,50 @@ func TestEveryScenarioRuns(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), s.name) {
 				t.Errorf("the table does not name %s:\n%s", s.name, stderr.String())
+			}
+		})
+	}
+}
+
+// TestEveryPeerScenarioRuns runs each peer scenario once with tiny bounds
+// against every subject, so none can rot: a scenario that errors, misses a
+// subject, or measures no throughput fails.
+func TestEveryPeerScenarioRuns(t *testing.T) {
+	for _, s := range peerScenarios {
+		t.Run(s.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := []string{"-scenario", s.name, "-runs", "1", "-count", "500", "-duration", "100ms",
+				"-members", "8", "-members-large", "16", "-broadcasts", "10", "-paced-every", "2ms"}
+			start := time.Now()
+			if err := run(args, &stdout, &stderr); err != nil {
+				t.Fatalf("%s: %v\n%s", s.name, err, stderr.String())
+			}
+			if d := time.Since(start); d > time.Minute {
+				t.Errorf("%s took %v with tiny bounds", s.name, d)
+			}
+			figs := decodeFigures(t, stdout.Bytes())
+			if len(figs) == 0 {
+				t.Fatalf("%s printed no figure", s.name)
+			}
+			for _, f := range figs {
+				if f.Scenario != s.name {
+					t.Errorf("figure %q of scenario %q under %q", f.Figure, f.Scenario, s.name)
+				}
+				for _, subject := range []string{subTioWT, subRawWT, subCentrifuge} {
+					v, ok := f.Values[subject]
+					if !ok && !(subject == subCentrifuge && s.name == "peer-emit") {
+						t.Errorf("%s %s: no %s figure in %v", s.name, f.Figure, subject, f.Values)
+					}
+					if ok && v <= 0 && f.Unit != "ms" {
+						t.Errorf("%s %s: %s is %v %s", s.name, f.Figure, subject, v, f.Unit)
+					}
+				}
+				if f.Ratios[subTioWT+"/"+subRawWT] <= 0 {
+					t.Errorf("%s %s: no tiogen WT/raw WT ratio in %v", s.name, f.Figure, f.Ratios)
+				}
+			}
+			if !strings.Contains(stderr.String(), s.name) || !strings.Contains(stderr.String(), subCentrifuge) {
+				t.Errorf("the peer table does not name %s and centrifuge:\n%s", s.name, stderr.String())
 			}
 		})
 	}
