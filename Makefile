@@ -53,8 +53,12 @@ bench-targets:
 # tiogen against the peers users would otherwise pick (centrifuge, and
 # socket.io where Node is present), next to the raw transports, in one run.
 # It reports; it has no targets and is not part of test.
-bench-peers:
+bench-peers: cmd/tio-bench/socketio/node_modules/.package-lock.json
 	$(GO) run ./cmd/tio-bench -scenario peers
+
+# socket.io and socket.io-client, pinned for the bench only.
+cmd/tio-bench/socketio/node_modules/.package-lock.json: cmd/tio-bench/socketio/package-lock.json
+	npm ci --prefix cmd/tio-bench/socketio --no-audit --no-fund
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +73,7 @@ func TestEveryScenarioRuns(t *testing.T) {
 // against every subject, so none can rot: a scenario that errors, misses a
 // subject, or measures no throughput fails.
 func TestEveryPeerScenarioRuns(t *testing.T) {
+	installSocketIO(t)
 	for _, s := range peerScenarios {
 		t.Run(s.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -91,7 +94,7 @@ func TestEveryPeerScenarioRuns(t *testing.T) {
 				if f.Scenario != s.name {
 					t.Errorf("figure %q of scenario %q under %q", f.Figure, f.Scenario, s.name)
 				}
-				for _, subject := range []string{subTioWT, subRawWT, subCentrifuge} {
+				for _, subject := range []string{subTioWT, subRawWT, subCentrifuge, subSocketIO} {
 					v, ok := f.Values[subject]
 					if !ok && !(subject == subCentrifuge && s.name == "peer-emit") {
 						t.Errorf("%s %s: no %s figure in %v", s.name, f.Figure, subject, f.Values)
@@ -104,10 +107,28 @@ func TestEveryPeerScenarioRuns(t *testing.T) {
 					t.Errorf("%s %s: no tiogen WT/raw WT ratio in %v", s.name, f.Figure, f.Ratios)
 				}
 			}
-			if !strings.Contains(stderr.String(), s.name) || !strings.Contains(stderr.String(), subCentrifuge) {
-				t.Errorf("the peer table does not name %s and centrifuge:\n%s", s.name, stderr.String())
+			if !strings.Contains(stderr.String(), s.name) || !strings.Contains(stderr.String(), subCentrifuge) || !strings.Contains(stderr.String(), subSocketIO) {
+				t.Errorf("the peer table does not name %s, centrifuge and socket.io:\n%s", s.name, stderr.String())
 			}
 		})
+	}
+}
+
+// installSocketIO installs the socket.io side's pinned packages (npm ci with
+// its lock file) unless they are there. Node is required: the peer
+// comparison measures socket.io wherever Node is present, so a missing Node
+// fails here rather than skipping socket.io unseen.
+func installSocketIO(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not on PATH: the socket.io side of the peer scenarios needs Node 20")
+	}
+	if _, err := os.Stat(filepath.Join("socketio", "node_modules", "socket.io", "package.json")); err == nil {
+		return
+	}
+	cmd := exec.Command("npm", "ci", "--prefix", "socketio", "--no-audit", "--no-fund")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci --prefix socketio: %v\n%s", err, out)
 	}
 }
 

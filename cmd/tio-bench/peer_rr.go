@@ -16,7 +16,7 @@ import (
 
 // The request/response, emit and setup figures run client and server in
 // this process, as the tiogen/raw scenarios do (socket.io: a Node server
-// and a Node driver). A subject missing from a map has no such figure.
+// process and a Node driver process). A subject missing from a map has no such figure.
 var (
 	peerCallers = map[string]func(ctx context.Context, cfg config, callers int) (rateResult, error){
 		subTioWT: func(ctx context.Context, cfg config, n int) (rateResult, error) {
@@ -24,6 +24,7 @@ var (
 		},
 		subRawWT:      rawWTCalls,
 		subCentrifuge: centrifugeCalls,
+		subSocketIO:   socketIOCalls,
 	}
 	peerEmitters = map[string]func(ctx context.Context, cfg config, payload []byte) (float64, error){
 		subTioWT: func(ctx context.Context, cfg config, p []byte) (float64, error) {
@@ -37,6 +38,7 @@ var (
 		subRawWT:      wtEmitRaw,
 		subRawWS:      wsEmitRaw,
 		subCentrifuge: centrifugeEmit,
+		subSocketIO:   socketIOEmit,
 	}
 	peerSetups = map[string]func(ctx context.Context, cfg config) (float64, error){
 		subTioWT:      func(ctx context.Context, cfg config) (float64, error) { return tioSetups(ctx, cfg, startWT) },
@@ -44,6 +46,7 @@ var (
 		subRawWT:      rawWTSetups,
 		subRawWS:      rawWSSetups,
 		subCentrifuge: centrifugeSetups,
+		subSocketIO:   socketIOSetups,
 	}
 )
 
@@ -67,7 +70,7 @@ func runPeerCall(ctx context.Context, cfg config) ([]sample, error) {
 				return nil, fmt.Errorf("%s, %d callers: %w", subject, callers, err)
 			}
 			figs.add(subject, sample{Figure: "calls", Concurrency: callers, Unit: "calls/s",
-				Note: "one session, callers calling one at a time, echo handler; tiogen: Client.Call on a returns event; raw WT: a new bidi stream per request carrying the same CALL_REQUEST frame; centrifuge: Client.RPC"}, r.perSec)
+				Note: "one session, callers calling one at a time, echo handler; tiogen: Client.Call on a returns event; raw WT: a new bidi stream per request carrying the same CALL_REQUEST frame; centrifuge: Client.RPC; socket.io: emitWithAck"}, r.perSec)
 			figs.add(subject, sample{Figure: "call p99", Concurrency: callers, Unit: "ms", Lower: true}, r.p99)
 		}
 	}
@@ -87,7 +90,7 @@ func runPeerEmit(ctx context.Context, cfg config) ([]sample, error) {
 			return nil, fmt.Errorf("%s: %w", subject, err)
 		}
 		figs.add(subject, sample{Figure: "emit", Size: peerEmitSize, Unit: "msgs/s",
-			Note: fmt.Sprintf("one session, client→server, counted at the server; tiogen: Emit paced by %s; raw: the same frames %d per Write (WT) or per binary message (WS); centrifuge: Client.Send, at most %d in flight end to end", cfg.paceNote(), cfg.batch, cfg.window)}, v)
+			Note: fmt.Sprintf("one session, client→server, counted at the server; tiogen: Emit paced by %s; raw: the same frames %d per Write (WT) or per binary message (WS); centrifuge: Client.Send, at most %d in flight end to end; socket.io: emit, an acknowledged emit every %d", cfg.paceNote(), cfg.batch, cfg.window, socketIOEmitSync)}, v)
 	}
 	return figs.order, nil
 }
@@ -104,7 +107,7 @@ func runPeerSetup(ctx context.Context, cfg config) ([]sample, error) {
 			return nil, fmt.Errorf("%s: %w", subject, err)
 		}
 		figs.add(subject, sample{Figure: "sequential setup", Unit: "sessions/s",
-			Note: "one client dials, completes the handshake (tiogen: §4; raw WT: CONNECT; raw WS: upgrade; centrifuge: connect reply), closes, and dials again"}, v)
+			Note: "one client dials, completes the handshake (tiogen: §4; raw WT: CONNECT; raw WS: upgrade; centrifuge: connect reply; socket.io: the connect event), closes, and dials again"}, v)
 	}
 	return figs.order, nil
 }

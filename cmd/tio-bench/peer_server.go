@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -62,12 +63,21 @@ type fanoutServer struct {
 }
 
 func startFanoutServer(ctx context.Context, cfg config, subject string) (*fanoutServer, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
+	var cmd *exec.Cmd
+	if subject == subSocketIO {
+		dir, err := socketIODir()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.CommandContext(ctx, cfg.peer.node, filepath.Join(dir, "server.mjs"))
+	} else {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.CommandContext(ctx, self)
+		cmd.Env = append(os.Environ(), peerServerEnv+"="+subject)
 	}
-	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(os.Environ(), peerServerEnv+"="+subject)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

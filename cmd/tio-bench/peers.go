@@ -21,13 +21,13 @@ const (
 	subSocketIO   = "socket.io"
 )
 
-var subjectOrder = []string{subTioWT, subTioWS, subRawWT, subRawWS, subCentrifuge}
+var subjectOrder = []string{subTioWT, subTioWS, subRawWT, subRawWS, subCentrifuge, subSocketIO}
 
 // ratioPairs are the ratios a peer figure prints: each tiogen mapping
 // against its raw transport and against each peer.
 var ratioPairs = [][2]string{
-	{subTioWT, subRawWT}, {subTioWT, subCentrifuge},
-	{subTioWS, subRawWS}, {subTioWS, subCentrifuge},
+	{subTioWT, subRawWT}, {subTioWT, subCentrifuge}, {subTioWT, subSocketIO},
+	{subTioWS, subRawWS}, {subTioWS, subCentrifuge}, {subTioWS, subSocketIO},
 }
 
 func shortSubject(s string) string {
@@ -255,6 +255,9 @@ func (g *goAudience) close() {
 
 // joinAudience connects the members of a subject's fan-out.
 func joinAudience(ctx context.Context, cfg config, subject string, hello childHello, members int) (fanoutAudience, error) {
+	if subject == subSocketIO {
+		return joinSocketIOAudience(ctx, cfg, hello, members)
+	}
 	g := newGoAudience(members, cfg.peer.size)
 	join, ok := goMembers[subject]
 	if !ok {
