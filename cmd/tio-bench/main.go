@@ -79,6 +79,13 @@ func main() {
 		}
 		return
 	}
+	if child, err := runLossChild(os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tio-bench loss child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if child, err := runIdleChild(os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tio-bench idle child:", err)
@@ -103,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, s := range peerScenarios {
 		peerNames = append(peerNames, s.name)
 	}
-	which := fs.String("scenario", "all", "scenario to run: all (the tiogen/raw ones), peers (the comparison with the peers), or one or more (comma-separated) of "+strings.Join(append(names, peerNames...), ", "))
+	which := fs.String("scenario", "all", "scenario to run: all (the tiogen/raw ones), peers (the comparison with the peers), or one or more (comma-separated) of "+strings.Join(append(append(names, peerNames...), lossScenario.name), ", "))
 	sizes := fs.String("sizes", "64,1024", "emit payload sizes in bytes, comma-separated")
 	cfg := config{}
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "time bound of one measurement")
@@ -168,6 +175,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			ctx, cancel := context.WithTimeout(context.Background(), scenarioBound(cfg))
 			got, err := s.run(ctx, cfg)
 			cancel()
+			if skip := (errSkipped{}); errors.As(err, &skip) {
+				fmt.Fprintf(stderr, "tio-bench: %s %v\n", s.name, err)
+				break
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
@@ -215,7 +226,7 @@ func pick(which string) ([]scenario, error) {
 	case "peers":
 		return peerScenarios, nil
 	}
-	known := append(slices.Clone(scenarios), peerScenarios...)
+	known := append(append(slices.Clone(scenarios), peerScenarios...), lossScenario)
 	var out []scenario
 	for name := range strings.SplitSeq(which, ",") {
 		i := slices.IndexFunc(known, func(s scenario) bool { return s.name == name })

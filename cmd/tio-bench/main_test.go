@@ -15,6 +15,13 @@ import (
 // TestMain lets this test binary serve as the wt-idle scenario's child
 // process, as the tio-bench binary does.
 func TestMain(m *testing.M) {
+	if child, err := runLossChild(os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loss child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if child, err := runPeerServerChild(os.Stdin, os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "peer server child:", err)
@@ -225,5 +232,31 @@ func TestCheckFailsOnAMissedTarget(t *testing.T) {
 	}
 	if err := missedTargets(figs[:1]); err != nil {
 		t.Fatalf("missedTargets with every target met = %v", err)
+	}
+}
+
+// TestLossLaneRunsOrSaysWhy runs the loss-lane scenario with tiny bounds:
+// where the host allows namespaces and netem it must print every lane's
+// figures at every loss rate, and where it does not it must say why.
+func TestLossLaneRunsOrSaysWhy(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-scenario", "loss-lane", "-runs", "1", "-duration", "300ms"}, &stdout, &stderr); err != nil {
+		t.Fatalf("loss-lane: %v\n%s", err, stderr.String())
+	}
+	figs := decodeFigures(t, stdout.Bytes())
+	if len(figs) == 0 {
+		if !strings.Contains(stderr.String(), "loss-lane skipped: ") {
+			t.Fatalf("loss-lane printed no figure and no reason:\n%s", stderr.String())
+		}
+		t.Log(strings.TrimSpace(stderr.String()))
+		return
+	}
+	if want := len(lossLanes) * len(lossRates) * 3; len(figs) != want {
+		t.Fatalf("loss-lane printed %d figures, want %d", len(figs), want)
+	}
+	for _, f := range figs {
+		if strings.Contains(f.Figure, "p50") && f.Ours <= 0 {
+			t.Errorf("%s: %v %s", f.Figure, f.Ours, f.Unit)
+		}
 	}
 }
