@@ -9,13 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -24,10 +26,10 @@ import (
 )
 
 // The loss-lane scenario: what the unreliable lane is for. A sender and a
-// receiver run in two network namespaces joined by a veth pair whose ends
-// both delay by half the RTT and drop the loss rate with tc netem; the
-// sender sends cursor updates at a fixed rate, and the receiver samples the
-// age of the newest cursor state it holds.
+// receiver run in two network namespaces joined by a link that delays each
+// packet by half the RTT and drops the loss rate in each direction
+// (lossNet); the sender sends cursor updates at a fixed rate, and the
+// receiver samples the age of the newest cursor state it holds.
 
 // lossLanes are the three ways the same cursor updates travel.
 var lossLanes = []struct{ name, what string }{
@@ -51,8 +53,8 @@ const (
 
 var lossRates = []float64{0, 1, 5}
 
-// lossScenario runs only when named: it needs root and netem.
-var lossScenario = scenario{"loss-lane", "newest cursor state age under 50 ms RTT and 0/1/5 % loss (network namespaces, veth, tc netem; root)", runLossLane}
+// lossScenario runs only when named: it needs root.
+var lossScenario = scenario{"loss-lane", "newest cursor state age under 50 ms RTT and 0/1/5 % loss (network namespaces joined by a delaying, dropping TUN link; root)", runLossLane}
 
 // errSkipped marks a scenario this host cannot run; run prints it and goes on.
 type errSkipped struct{ why string }
@@ -61,12 +63,10 @@ func (e errSkipped) Error() string { return "skipped: " + e.why }
 
 func runLossLane(ctx context.Context, cfg config) ([]sample, error) {
 	if os.Geteuid() != 0 {
-		return nil, errSkipped{"it creates network namespaces, a veth pair and tc netem qdiscs, which needs root"}
+		return nil, errSkipped{"it creates network namespaces and TUN devices, which needs root"}
 	}
-	for _, tool := range []string{"ip", "tc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, errSkipped{tool + " is not on PATH (Debian: apt-get install iproute2)"}
-		}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return nil, errSkipped{"ip is not on PATH (Debian: apt-get install iproute2)"}
 	}
 	var out []sample
 	for _, loss := range lossRates {
@@ -83,61 +83,155 @@ func runLossLane(ctx context.Context, cfg config) ([]sample, error) {
 			name := fmt.Sprintf("%s, %.0f %% loss", lane.name, loss)
 			out = append(out,
 				sample{Figure: name + ": newest age p50", Unit: "ms", Lower: true, Ours: age.P50,
-					Note: fmt.Sprintf("%s; %d cursor updates/s for %v, %v RTT (netem delay %v on each veth end), loss on each end; age of the newest state held by the receiver, sampled every %v", lane.what, lossUpdateRate, cfg.duration, lossRTT, lossRTT/2, lossSampleEvery)},
+					Note: fmt.Sprintf("%s; %d cursor updates/s for %v, %v RTT (%v each way), the loss rate in each direction, between two network namespaces; age of the newest state held by the receiver, sampled every %v", lane.what, lossUpdateRate, cfg.duration, lossRTT, lossRTT/2, lossSampleEvery)},
 				sample{Figure: name + ": newest age p99", Unit: "ms", Lower: true, Ours: age.P99},
 				sample{Figure: name + ": time older than 100 ms", Unit: "fraction", Lower: true, Ours: age.Older},
 			)
 		}
 		n.remove()
+		carried, dropped := n.carried.Load(), n.dropped.Load()
+		out = append(out, sample{Figure: fmt.Sprintf("link, %.0f %% loss: packets dropped", loss), Unit: "fraction", Lower: true,
+			Ours: float64(dropped) / float64(max(carried+dropped, 1)), Note: "what the link dropped of the packets it was given, both directions, all three lanes"})
 	}
 	return out, nil
 }
 
-// lossNet is the two namespaces and their veth pair.
+// lossNet is the two namespaces, each holding one end of the link: a TUN
+// device whose packets this process carries to the other end after half
+// the RTT, dropping the loss rate in each direction. This is what tc netem
+// does on a veth pair, in user space: it needs only root and /dev/net/tun,
+// where netem needs the kernel's sch_netem, which some kernels (this
+// project's measurement host among them) are built without.
 type lossNet struct {
 	sender, receiver string
 	receiverIP       string
+	tuns             []*os.File
+	pumps            sync.WaitGroup
+	dropped, carried atomic.Int64
 }
 
 func newLossNet(loss float64) (*lossNet, error) {
 	id := os.Getpid()
 	n := &lossNet{sender: fmt.Sprintf("tiobench-%d-c", id), receiver: fmt.Sprintf("tiobench-%d-s", id), receiverIP: "10.234.0.1"}
-	vs, vr := fmt.Sprintf("tb%dc", id), fmt.Sprintf("tb%ds", id)
-	netem := []string{"delay", (lossRTT / 2).String(), "loss", strconv.FormatFloat(loss, 'f', -1, 64) + "%", "limit", "10000"}
-	steps := [][]string{
-		{"ip", "netns", "add", n.sender},
-		{"ip", "netns", "add", n.receiver},
-		{"ip", "link", "add", vs, "type", "veth", "peer", "name", vr},
-		{"ip", "link", "set", vs, "netns", n.sender},
-		{"ip", "link", "set", vr, "netns", n.receiver},
-		{"ip", "-n", n.sender, "addr", "add", "10.234.0.2/30", "dev", vs},
-		{"ip", "-n", n.receiver, "addr", "add", n.receiverIP + "/30", "dev", vr},
-		{"ip", "-n", n.sender, "link", "set", vs, "up"},
-		{"ip", "-n", n.receiver, "link", "set", vr, "up"},
-		{"ip", "-n", n.sender, "link", "set", "lo", "up"},
-		{"ip", "-n", n.receiver, "link", "set", "lo", "up"},
-		append([]string{"ip", "netns", "exec", n.sender, "tc", "qdisc", "add", "dev", vs, "root", "netem"}, netem...),
-		append([]string{"ip", "netns", "exec", n.receiver, "tc", "qdisc", "add", "dev", vr, "root", "netem"}, netem...),
+	ends := []struct{ ns, dev, addr string }{
+		{n.sender, fmt.Sprintf("tb%dc", id), "10.234.0.2/24"},
+		{n.receiver, fmt.Sprintf("tb%ds", id), n.receiverIP + "/24"},
 	}
-	for _, s := range steps {
-		out, err := exec.Command(s[0], s[1:]...).CombinedOutput()
+	fail := func(err error) (*lossNet, error) {
+		n.remove()
+		return nil, err
+	}
+	for _, e := range ends {
+		if err := ipCommand("netns", "add", e.ns); err != nil {
+			return fail(err)
+		}
+		tun, err := openTUN(e.dev)
 		if err != nil {
-			n.remove()
-			msg := strings.TrimSpace(string(out))
-			if strings.Contains(msg, "qdisc kind is unknown") {
-				return nil, errSkipped{"this kernel has no netem qdisc (sch_netem): " + msg}
+			return fail(errSkipped{"no TUN device: " + err.Error()})
+		}
+		n.tuns = append(n.tuns, tun)
+		for _, args := range [][]string{
+			{"link", "set", e.dev, "netns", e.ns},
+			{"-n", e.ns, "addr", "add", e.addr, "dev", e.dev},
+			{"-n", e.ns, "link", "set", e.dev, "up"},
+			{"-n", e.ns, "link", "set", "lo", "up"},
+		} {
+			if err := ipCommand(args...); err != nil {
+				return fail(err)
 			}
-			if strings.Contains(msg, "Operation not permitted") {
-				return nil, errSkipped{"network namespaces are not permitted here: " + msg}
-			}
-			return nil, fmt.Errorf("%s: %v: %s", strings.Join(s, " "), err, msg)
 		}
 	}
+	n.pumps.Go(func() { n.pump(n.tuns[0], n.tuns[1], loss) })
+	n.pumps.Go(func() { n.pump(n.tuns[1], n.tuns[0], loss) })
 	return n, nil
 }
 
-// remove deletes both namespaces, which deletes the veth pair with them.
+func ipCommand(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimSpace(string(out))
+	if strings.Contains(msg, "Operation not permitted") {
+		return errSkipped{"network namespaces are not permitted here: " + msg}
+	}
+	return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, msg)
+}
+
+// openTUN creates a TUN device (IP packets, no packet information header).
+func openTUN(name string) (*os.File, error) {
+	fd, err := syscall.Open("/dev/net/tun", syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		name  [syscall.IFNAMSIZ]byte
+		flags uint16
+		_     [22]byte
+	}
+	copy(req.name[:], name)
+	req.flags = syscall.IFF_TUN | syscall.IFF_NO_PI
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TUNSETIFF, uintptr(unsafe.Pointer(&req))); errno != 0 {
+		_ = syscall.Close(fd)
+		return nil, errno
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil { // so reads go through the runtime's poller and Close ends them
+		_ = syscall.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// delayed is a packet and when it may leave.
+type delayed struct {
+	at  time.Time
+	pkt []byte
+}
+
+// pump carries packets from one end to the other: each leaves half the
+// RTT after it arrived, in order, unless dropped (loss in percent). Up to
+// lossQueue packets wait, as netem's default limit of 1,000 bounds its
+// queue.
+func (n *lossNet) pump(from, to *os.File, loss float64) {
+	const lossQueue = 1000
+	q := make(chan delayed, lossQueue)
+	var out sync.WaitGroup
+	out.Go(func() {
+		for d := range q {
+			time.Sleep(time.Until(d.at))
+			if _, err := to.Write(d.pkt); err != nil && !errors.Is(err, os.ErrClosed) {
+				return
+			}
+		}
+	})
+	defer out.Wait()
+	defer close(q)
+	for {
+		buf := make([]byte, 65535)
+		m, err := from.Read(buf)
+		if err != nil {
+			return
+		}
+		if rand.Float64()*100 < loss {
+			n.dropped.Add(1)
+			continue
+		}
+		select {
+		case q <- delayed{at: time.Now().Add(lossRTT / 2), pkt: buf[:m]}:
+			n.carried.Add(1)
+		default:
+			n.dropped.Add(1) // the queue is full, as netem drops past its limit
+		}
+	}
+}
+
+// remove stops the pumps and deletes both namespaces, which deletes the
+// devices with them.
 func (n *lossNet) remove() {
+	for _, t := range n.tuns {
+		_ = t.Close()
+	}
+	n.pumps.Wait()
 	_ = exec.Command("ip", "netns", "del", n.sender).Run()
 	_ = exec.Command("ip", "netns", "del", n.receiver).Run()
 }

@@ -129,6 +129,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.peer.size, "broadcast-size", 100, "peer-fanout*: payload bytes of a broadcast")
 	fs.DurationVar(&cfg.peer.pacedEvery, "paced-every", 10*time.Millisecond, "peer-fanout*: interval between broadcasts of the paced round")
 	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
+	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs)")
 	if err := fs.Parse(args); err != nil {
@@ -193,6 +194,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	printTable(stderr, all)
+	if *lossSVG != "" {
+		if err := writeLossSVG(*lossSVG, all); err != nil {
+			return err
+		}
+	}
 	if *check {
 		return missedTargets(all)
 	}

@@ -251,7 +251,7 @@ func TestLossLaneRunsOrSaysWhy(t *testing.T) {
 		t.Log(strings.TrimSpace(stderr.String()))
 		return
 	}
-	if want := len(lossLanes) * len(lossRates) * 3; len(figs) != want {
+	if want := len(lossRates) * (len(lossLanes)*3 + 1); len(figs) != want {
 		t.Fatalf("loss-lane printed %d figures, want %d", len(figs), want)
 	}
 	for _, f := range figs {
