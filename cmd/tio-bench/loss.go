@@ -152,7 +152,7 @@ func ipCommand(args ...string) error {
 		return nil
 	}
 	msg := strings.TrimSpace(string(out))
-	if strings.Contains(msg, "Operation not permitted") {
+	if strings.Contains(msg, "Operation not permitted") || strings.Contains(msg, "Permission denied") {
 		return errSkipped{"network namespaces are not permitted here: " + msg}
 	}
 	return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, msg)

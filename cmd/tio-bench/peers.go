@@ -89,8 +89,8 @@ func parseSubjects(s string, warn func(string)) ([]string, string, error) {
 	return out, node, nil
 }
 
-// measure runs one measurement per subject that supports it and collects
-// each named figure's value by subject.
+// peerFigures collects each figure's value by subject, keeping the order
+// in which the figures first appeared.
 type peerFigures struct {
 	order  []sample
 	byName map[string]int
