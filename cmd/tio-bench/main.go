@@ -3,10 +3,15 @@
 // same run, the raw transport carrying the same payload bytes, and reports
 // the ratio ours/raw. It prints one JSON object per figure on stdout and a
 // table on stderr. Every loop is bounded by a count and a duration, and all
-// traffic stays on 127.0.0.1.
+// traffic stays on 127.0.0.1. The peer scenarios measure, in the same run,
+// tiogen over both mappings, the raw transports, centrifuge and (with Node)
+// socket.io; the loss-lane scenario runs between two network namespaces of
+// its own (root).
 //
 //	go run ./cmd/tio-bench -scenario all
 //	go run ./cmd/tio-bench -scenario wt-emit -sizes 64,1024 -duration 1s -runs 3
+//	go run ./cmd/tio-bench -scenario peers
+//	go run ./cmd/tio-bench -scenario loss-lane -duration 10s -loss-svg docs/loss-lane.svg
 package main
 
 import (
