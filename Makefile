@@ -6,7 +6,7 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser fuzz
+.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser bench-peers fuzz
 
 test: deps fmt-check vet test-go test-runtime test-ts
 
@@ -69,6 +69,16 @@ bench-targets:
 # figure beside a raw WebTransport page in the same run (median of 5).
 bench-browser: deps
 	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
+
+# tiogen against the peers users would otherwise pick (centrifuge, and
+# socket.io where Node is present), next to the raw transports, in one run.
+# It reports; it has no targets and is not part of test.
+bench-peers: cmd/tio-bench/socketio/node_modules/.package-lock.json
+	$(GO) run ./cmd/tio-bench -scenario peers
+
+# socket.io and socket.io-client, pinned for the bench only.
+cmd/tio-bench/socketio/node_modules/.package-lock.json: cmd/tio-bench/socketio/package-lock.json
+	npm ci --prefix cmd/tio-bench/socketio --no-audit --no-fund
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s

@@ -67,6 +67,7 @@ func stampOf(b []byte) (time.Time, bool) {
 type recorder struct {
 	p   *pacer
 	got atomic.Int64
+	mu  sync.Mutex // lat: the next round's reader may run before take's caller sees it start (the server is another process)
 	lat latencies
 	bad atomic.Int64
 }
@@ -75,11 +76,24 @@ func (r *recorder) record(payload []byte) {
 	t, ok := stampOf(payload)
 	if !ok {
 		r.bad.Add(1)
-	} else if len(r.lat) < maxSamplesPerMember {
-		r.lat = append(r.lat, time.Since(t))
+	} else {
+		r.mu.Lock()
+		if len(r.lat) < maxSamplesPerMember {
+			r.lat = append(r.lat, time.Since(t))
+		}
+		r.mu.Unlock()
 	}
 	r.got.Add(1)
 	r.p.received()
+}
+
+// take appends the latencies recorded so far to dst and forgets them.
+func (r *recorder) take(dst latencies) latencies {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	dst = append(dst, r.lat...)
+	r.lat = r.lat[:0]
+	return dst
 }
 
 // audience is the receiving side of a broadcast round.
@@ -345,7 +359,7 @@ func broadcastRound(ctx context.Context, cfg config, emit func([]byte) error, a 
 	base := a.p.got.Load()
 	memberBase := a.slowest() // every member had every earlier broadcast
 	for _, r := range a.recorders {
-		r.lat = r.lat[:0] // every earlier delivery was awaited: no reader runs
+		r.take(nil) // every earlier delivery was awaited
 	}
 	var buf []byte
 	start := time.Now()
@@ -380,7 +394,7 @@ func broadcastRound(ctx context.Context, cfg config, emit func([]byte) error, a 
 		if b := r.bad.Load(); b > 0 {
 			return rateResult{}, fmt.Errorf("a member received %d payloads without a stamp", b)
 		}
-		all = append(all, r.lat...)
+		all = r.take(all)
 	}
 	return rateResult{perSec: perSecond(sent*n, elapsed), p50: all.percentile(0.50), p99: all.percentile(0.99)}, nil
 }

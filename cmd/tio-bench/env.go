@@ -234,7 +234,12 @@ func (o *ourWS) close() {
 
 // serveHTTP serves h on a fresh 127.0.0.1 port and returns host:port.
 func serveHTTP(h http.Handler) (string, *http.Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveHTTPOn("127.0.0.1:0", h)
+}
+
+// serveHTTPOn serves h on addr and returns host:port.
+func serveHTTPOn(addr string, h http.Handler) (string, *http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, err
 	}

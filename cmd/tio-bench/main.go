@@ -3,10 +3,15 @@
 // same run, the raw transport carrying the same payload bytes, and reports
 // the ratio ours/raw. It prints one JSON object per figure on stdout and a
 // table on stderr. Every loop is bounded by a count and a duration, and all
-// traffic stays on 127.0.0.1.
+// traffic stays on 127.0.0.1. The peer scenarios measure, in the same run,
+// tiogen over both mappings, the raw transports, centrifuge and (with Node)
+// socket.io; the loss-lane scenario runs between two network namespaces of
+// its own (root).
 //
 //	go run ./cmd/tio-bench -scenario all
 //	go run ./cmd/tio-bench -scenario wt-emit -sizes 64,1024 -duration 1s -runs 3
+//	go run ./cmd/tio-bench -scenario peers
+//	go run ./cmd/tio-bench -scenario loss-lane -duration 10s -loss-svg docs/loss-lane.svg
 package main
 
 import (
@@ -38,6 +43,7 @@ type config struct {
 	dgramRate     int           // datagrams/s of the paced datagram figures
 	pace          string        // how an emitting sender paces: paceWait or paceWindow
 	broadcastRate int           // broadcasts/s of the paced broadcast figures
+	peer          peerConfig    // the peer scenarios' bounds and subjects
 }
 
 // The two ways an emit sender paces itself (-pace).
@@ -72,6 +78,20 @@ var scenarios = []scenario{
 }
 
 func main() {
+	if child, err := runPeerServerChild(os.Stdin, os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tio-bench peer server child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if child, err := runLossChild(os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tio-bench loss child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if child, err := runIdleChild(os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tio-bench idle child:", err)
@@ -92,7 +112,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, s := range scenarios {
 		names = append(names, s.name)
 	}
-	which := fs.String("scenario", "all", "scenario to run: all, or one or more (comma-separated) of "+strings.Join(names, ", "))
+	var peerNames []string
+	for _, s := range peerScenarios {
+		peerNames = append(peerNames, s.name)
+	}
+	which := fs.String("scenario", "all", "scenario to run: all (the tiogen/raw ones), peers (the comparison with the peers), or one or more (comma-separated) of "+strings.Join(append(append(names, peerNames...), lossScenario.name), ", "))
 	sizes := fs.String("sizes", "64,1024", "emit payload sizes in bytes, comma-separated")
 	cfg := config{}
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "time bound of one measurement")
@@ -105,6 +129,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.broadcastRate, "broadcast-rate", 50, "broadcasts per second of the paced broadcast figures")
 	fs.IntVar(&cfg.dgramRate, "dgram-rate", 20000, "datagrams per second of the paced datagram figures")
 	fs.StringVar(&idleProfile, "idle-profile", "", "wt-idle: file prefix for the children's goroutine and heap profiles with every session open (<prefix>-ours.txt, <prefix>-ours-heap.pprof, and -raw)")
+	fs.IntVar(&cfg.peer.members, "members", 500, "peer-fanout: members of the broadcast")
+	fs.IntVar(&cfg.peer.membersLarge, "members-large", 2000, "peer-fanout-large: members of the broadcast")
+	fs.IntVar(&cfg.peer.broadcasts, "broadcasts", 200, "peer-fanout*: broadcasts per round (burst and paced)")
+	fs.IntVar(&cfg.peer.size, "broadcast-size", 100, "peer-fanout*: payload bytes of a broadcast")
+	fs.DurationVar(&cfg.peer.pacedEvery, "paced-every", 10*time.Millisecond, "peer-fanout*: interval between broadcasts of the paced round")
+	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
+	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs)")
 	if err := fs.Parse(args); err != nil {
@@ -119,6 +150,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.pace != paceWait && cfg.pace != paceWindow {
 		return fmt.Errorf("-pace %q: want %s or %s", cfg.pace, paceWait, paceWindow)
+	}
+	if cfg.peer.members <= 0 || cfg.peer.membersLarge <= 0 || cfg.peer.broadcasts <= 0 || cfg.peer.broadcasts > 256 || cfg.peer.size < 40 || cfg.peer.size > 4096 || cfg.peer.pacedEvery <= 0 {
+		return errors.New("-members and -members-large must be positive, -broadcasts from 1 to 256 (a member's queue, §9), -broadcast-size from 40 to 4096, -paced-every positive")
+	}
+	if cfg.peer.subjects, cfg.peer.node, err = parseSubjects(*peers, func(m string) { fmt.Fprintln(stderr, m) }); err != nil {
+		return err
 	}
 	picked, err := pick(*which)
 	if err != nil {
@@ -145,6 +182,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			ctx, cancel := context.WithTimeout(context.Background(), scenarioBound(cfg))
 			got, err := s.run(ctx, cfg)
 			cancel()
+			if skip := (errSkipped{}); errors.As(err, &skip) {
+				fmt.Fprintf(stderr, "tio-bench: %s %v\n", s.name, err)
+				break
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
@@ -159,6 +200,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	printTable(stderr, all)
+	if *lossSVG != "" {
+		if err := writeLossSVG(*lossSVG, all); err != nil {
+			return err
+		}
+	}
 	if *check {
 		return missedTargets(all)
 	}
@@ -186,16 +232,20 @@ func scenarioBound(cfg config) time.Duration {
 }
 
 func pick(which string) ([]scenario, error) {
-	if which == "all" {
+	switch which {
+	case "all":
 		return scenarios, nil
+	case "peers":
+		return peerScenarios, nil
 	}
+	known := append(append(slices.Clone(scenarios), peerScenarios...), lossScenario)
 	var out []scenario
 	for name := range strings.SplitSeq(which, ",") {
-		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == name })
+		i := slices.IndexFunc(known, func(s scenario) bool { return s.name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("unknown scenario %q", name)
 		}
-		out = append(out, scenarios[i])
+		out = append(out, known[i])
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,20 @@ import (
 // TestMain lets this test binary serve as the wt-idle scenario's child
 // process, as the tio-bench binary does.
 func TestMain(m *testing.M) {
+	if child, err := runLossChild(os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loss child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if child, err := runPeerServerChild(os.Stdin, os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peer server child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if child, err := runIdleChild(os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "idle child:", err)
@@ -57,6 +73,69 @@ func TestEveryScenarioRuns(t *testing.T) {
 				t.Errorf("the table does not name %s:\n%s", s.name, stderr.String())
 			}
 		})
+	}
+}
+
+// TestEveryPeerScenarioRuns runs each peer scenario once with tiny bounds
+// against every subject, so none can rot: a scenario that errors, misses a
+// subject, or measures no throughput fails.
+func TestEveryPeerScenarioRuns(t *testing.T) {
+	installSocketIO(t)
+	for _, s := range peerScenarios {
+		t.Run(s.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := []string{"-scenario", s.name, "-runs", "1", "-count", "500", "-duration", "100ms",
+				"-members", "8", "-members-large", "16", "-broadcasts", "10", "-paced-every", "2ms"}
+			start := time.Now()
+			if err := run(args, &stdout, &stderr); err != nil {
+				t.Fatalf("%s: %v\n%s", s.name, err, stderr.String())
+			}
+			if d := time.Since(start); d > time.Minute {
+				t.Errorf("%s took %v with tiny bounds", s.name, d)
+			}
+			figs := decodeFigures(t, stdout.Bytes())
+			if len(figs) == 0 {
+				t.Fatalf("%s printed no figure", s.name)
+			}
+			for _, f := range figs {
+				if f.Scenario != s.name {
+					t.Errorf("figure %q of scenario %q under %q", f.Figure, f.Scenario, s.name)
+				}
+				for _, subject := range []string{subTioWT, subRawWT, subCentrifuge, subSocketIO} {
+					v, ok := f.Values[subject]
+					if !ok && !(subject == subCentrifuge && s.name == "peer-emit") {
+						t.Errorf("%s %s: no %s figure in %v", s.name, f.Figure, subject, f.Values)
+					}
+					if ok && v <= 0 && f.Unit != "ms" {
+						t.Errorf("%s %s: %s is %v %s", s.name, f.Figure, subject, v, f.Unit)
+					}
+				}
+				if f.Ratios[subTioWT+"/"+subRawWT] <= 0 {
+					t.Errorf("%s %s: no tiogen WT/raw WT ratio in %v", s.name, f.Figure, f.Ratios)
+				}
+			}
+			if !strings.Contains(stderr.String(), s.name) || !strings.Contains(stderr.String(), subCentrifuge) || !strings.Contains(stderr.String(), subSocketIO) {
+				t.Errorf("the peer table does not name %s, centrifuge and socket.io:\n%s", s.name, stderr.String())
+			}
+		})
+	}
+}
+
+// installSocketIO installs the socket.io side's pinned packages (npm ci with
+// its lock file) unless they are there. Node is required: the peer
+// comparison measures socket.io wherever Node is present, so a missing Node
+// fails here rather than skipping socket.io unseen.
+func installSocketIO(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not on PATH: the socket.io side of the peer scenarios needs Node 20")
+	}
+	if _, err := os.Stat(filepath.Join("socketio", "node_modules", "socket.io", "package.json")); err == nil {
+		return
+	}
+	cmd := exec.Command("npm", "ci", "--prefix", "socketio", "--no-audit", "--no-fund")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci --prefix socketio: %v\n%s", err, out)
 	}
 }
 
@@ -153,5 +232,31 @@ func TestCheckFailsOnAMissedTarget(t *testing.T) {
 	}
 	if err := missedTargets(figs[:1]); err != nil {
 		t.Fatalf("missedTargets with every target met = %v", err)
+	}
+}
+
+// TestLossLaneRunsOrSaysWhy runs the loss-lane scenario with tiny bounds:
+// where the host allows namespaces and netem it must print every lane's
+// figures at every loss rate, and where it does not it must say why.
+func TestLossLaneRunsOrSaysWhy(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-scenario", "loss-lane", "-runs", "1", "-duration", "300ms"}, &stdout, &stderr); err != nil {
+		t.Fatalf("loss-lane: %v\n%s", err, stderr.String())
+	}
+	figs := decodeFigures(t, stdout.Bytes())
+	if len(figs) == 0 {
+		if !strings.Contains(stderr.String(), "loss-lane skipped: ") {
+			t.Fatalf("loss-lane printed no figure and no reason:\n%s", stderr.String())
+		}
+		t.Log(strings.TrimSpace(stderr.String()))
+		return
+	}
+	if want := len(lossRates) * (len(lossLanes)*3 + 1); len(figs) != want {
+		t.Fatalf("loss-lane printed %d figures, want %d", len(figs), want)
+	}
+	for _, f := range figs {
+		if strings.Contains(f.Figure, "p50") && f.Ours <= 0 {
+			t.Errorf("%s: %v %s", f.Figure, f.Ours, f.Unit)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type sample struct {
 	HasRaw      bool
 	Target      float64 // minimum ours/raw, 0 for none
 	Note        string
+	// Values, when set, makes this a peer figure: one value per subject
+	// (subjectOrder) in place of Ours and Raw.
+	Values map[string]float64
 }
 
 // figure is the median of a sample over the runs, as printed.
@@ -38,10 +41,14 @@ type figure struct {
 	Ratio       *float64  `json:"ratio,omitempty"` // median of the per-run ours/raw
 	Target      float64   `json:"target,omitempty"`
 	Met         *bool     `json:"met,omitempty"`
-	RunsOurs    []float64 `json:"runs_ours"`
+	RunsOurs    []float64 `json:"runs_ours,omitempty"`
 	RunsRaw     []float64 `json:"runs_raw,omitempty"`
 	Load        float64   `json:"load_average"`
 	Note        string    `json:"note,omitempty"`
+	// A peer figure's medians, runs and ratios, by subject.
+	Values map[string]float64   `json:"values,omitempty"`
+	RunsBy map[string][]float64 `json:"runs_by_subject,omitempty"`
+	Ratios map[string]float64   `json:"ratios,omitempty"` // "tiogen WT/centrifuge": median of the per-run ratios
 }
 
 func sampleKey(s sample) string { return fmt.Sprintf("%s/%d/%d", s.Figure, s.Size, s.Concurrency) }
@@ -70,6 +77,11 @@ func summarize(scenario string, runs [][]sample) []figure {
 		}
 		if first.Lower {
 			f.Better = "lower"
+		}
+		if first.Values != nil {
+			summarizePeers(&f, ss)
+			out = append(out, f)
+			continue
 		}
 		for _, s := range ss {
 			f.RunsOurs = append(f.RunsOurs, round(s.Ours))
@@ -104,6 +116,34 @@ func summarize(scenario string, runs [][]sample) []figure {
 	return out
 }
 
+// summarizePeers takes each subject's median over the runs and, for each
+// tiogen mapping against each other subject, the median of the per-run
+// ratios.
+func summarizePeers(f *figure, ss []sample) {
+	f.Values, f.RunsBy, f.Ratios = map[string]float64{}, map[string][]float64{}, map[string]float64{}
+	for _, s := range ss {
+		for k, v := range s.Values {
+			f.RunsBy[k] = append(f.RunsBy[k], round(v))
+		}
+	}
+	for k, v := range f.RunsBy {
+		f.Values[k] = median(v)
+	}
+	for _, pair := range ratioPairs {
+		var ratios []float64
+		for _, s := range ss {
+			a, okA := s.Values[pair[0]]
+			b, okB := s.Values[pair[1]]
+			if okA && okB && b > 0 {
+				ratios = append(ratios, a/b)
+			}
+		}
+		if len(ratios) > 0 {
+			f.Ratios[pair[0]+"/"+pair[1]] = math.Round(median(ratios)*1000) / 1000
+		}
+	}
+}
+
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -127,7 +167,21 @@ func round(v float64) float64 {
 	return math.Round(v*p) / p
 }
 
-func printTable(w io.Writer, figs []figure) {
+func printTable(w io.Writer, all []figure) {
+	var figs, peers []figure
+	for _, f := range all {
+		if f.Values != nil {
+			peers = append(peers, f)
+		} else {
+			figs = append(figs, f)
+		}
+	}
+	if len(peers) > 0 {
+		defer printPeerTable(w, peers)
+	}
+	if len(figs) == 0 {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tfigure\tsize\tconc\tours\traw\tratio\ttarget\tunit\t")
 	for _, f := range figs {
@@ -143,6 +197,31 @@ func printTable(w io.Writer, figs []figure) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.Scenario, f.Figure, dash(f.Size), dash(f.Concurrency),
 			human(f.Ours), raw, ratio, target, f.Unit)
+	}
+	tw.Flush()
+}
+
+// printPeerTable prints the peer figures: one column per subject, then the
+// ratios of each tiogen mapping to the others ("-" where a subject was not
+// measured).
+func printPeerTable(w io.Writer, figs []figure) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "scenario\tfigure\tsize\tconc\t" + strings.Join(subjectOrder, "\t")
+	for _, pair := range ratioPairs {
+		head += "\t" + shortSubject(pair[0]) + "/" + shortSubject(pair[1])
+	}
+	fmt.Fprintln(tw, head+"\tunit\t")
+	for _, f := range figs {
+		row := fmt.Sprintf("%s\t%s\t%s\t%s", f.Scenario, f.Figure, dash(f.Size), dash(f.Concurrency))
+		for _, s := range subjectOrder {
+			v, ok := f.Values[s]
+			row += "\t" + map[bool]string{true: human(v), false: "-"}[ok]
+		}
+		for _, pair := range ratioPairs {
+			r, ok := f.Ratios[pair[0]+"/"+pair[1]]
+			row += "\t" + map[bool]string{true: fmt.Sprintf("%.2f", r), false: "-"}[ok]
+		}
+		fmt.Fprintln(tw, row+"\t"+f.Unit+"\t")
 	}
 	tw.Flush()
 }

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	cws "github.com/coder/websocket"
+	wt "github.com/quic-go/webtransport-go"
+
+	"github.com/transport-io/tiogen/runtime/tio"
+	"github.com/transport-io/tiogen/runtime/transport/websocket"
+	"github.com/transport-io/tiogen/runtime/transport/webtransport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// goMembers connects a Go subject's members to the fan-out server a child
+// runs, each recording into its recorder of g.
+var goMembers = map[string]func(ctx context.Context, g *goAudience, hello childHello) error{
+	subTioWT:      tioWTMembers,
+	subTioWS:      tioWSMembers,
+	subRawWT:      rawWTMembers,
+	subRawWS:      rawWSMembers,
+	subCentrifuge: centrifugeMembers,
+}
+
+func certHash(hello childHello) ([32]byte, error) {
+	var h [32]byte
+	b, err := hex.DecodeString(hello.CertHash)
+	if err != nil || len(b) != len(h) {
+		return h, fmt.Errorf("the server child sent no certificate hash")
+	}
+	copy(h[:], b)
+	return h, nil
+}
+
+func tioMembers(ctx context.Context, g *goAudience, dial func(ctx context.Context) (*tio.Client, error)) error {
+	clients := make([]*tio.Client, len(g.a.recorders))
+	g.closers = append(g.closers, func() {
+		for _, c := range clients {
+			if c != nil {
+				_ = c.Close(tio.NoError, "")
+			}
+		}
+		for _, c := range clients {
+			if c != nil {
+				_ = c.Wait()
+			}
+		}
+	})
+	g.a.lost = func() error {
+		for _, c := range clients {
+			select {
+			case <-c.Done():
+				return fmt.Errorf("a member's session ended during the broadcast: %v", c.Err())
+			default:
+			}
+		}
+		return nil
+	}
+	return parallel(ctx, len(clients), func(ctx context.Context, i int) error {
+		c, err := dial(ctx)
+		if err != nil {
+			return err
+		}
+		r := g.a.recorders[i]
+		c.On(evSaid, func(b []byte) error { r.record(b); return nil })
+		clients[i] = c
+		return nil
+	})
+}
+
+func tioWTMembers(ctx context.Context, g *goAudience, hello childHello) error {
+	h, err := certHash(hello)
+	if err != nil {
+		return err
+	}
+	return tioMembers(ctx, g, func(ctx context.Context) (*tio.Client, error) {
+		conn, err := webtransport.Dial(ctx, hello.URL, webtransport.DialOptions{CertHashes: [][32]byte{h}, CloseGrace: 200 * time.Millisecond})
+		if err != nil {
+			return nil, err
+		}
+		return tio.NewClient(ctx, conn, benchContract, tio.Options{})
+	})
+}
+
+func tioWSMembers(ctx context.Context, g *goAudience, hello childHello) error {
+	return tioMembers(ctx, g, func(ctx context.Context) (*tio.Client, error) {
+		conn, err := websocket.Dial(ctx, hello.URL, websocket.DialOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return tio.NewClient(ctx, conn, benchContract, tio.Options{})
+	})
+}
+
+// rawMembers tracks the raw members' readers: a reader that ends before the
+// audience closes has lost its member.
+type rawMembers struct {
+	readers sync.WaitGroup
+	closing atomic.Bool
+	lost    atomic.Int64
+}
+
+func (m *rawMembers) ended(err error) {
+	if !m.closing.Load() && err != nil {
+		m.lost.Add(1)
+	}
+}
+
+func (m *rawMembers) lostErr() error {
+	if l := m.lost.Load(); l > 0 {
+		return fmt.Errorf("%d raw members' connections ended during the broadcast", l)
+	}
+	return nil
+}
+
+// readFrames reads fixed-size §5 frames of payload bytes and records each
+// payload, until rd ends.
+func readFrames(rd io.Reader, payload int, r *recorder) error {
+	buf := make([]byte, wire.HeaderLen+payload)
+	for {
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return err
+		}
+		r.record(buf[wire.HeaderLen:])
+	}
+}
+
+// pinnedTLS trusts exactly the certificate with this SHA-256, as the
+// engine's client does by pin.
+func pinnedTLS(h [32]byte) *tls.Config {
+	return &tls.Config{
+		InsecureSkipVerify: true, // replaced by the pin check
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 || sha256.Sum256(raw[0]) != h {
+				return errors.New("the server's certificate is not the pinned one")
+			}
+			return nil
+		},
+	}
+}
+
+func rawWTMembers(ctx context.Context, g *goAudience, hello childHello) error {
+	h, err := certHash(hello)
+	if err != nil {
+		return err
+	}
+	size := g.payload
+	tr := &wt.Transport{TLSClientConfig: pinnedTLS(h)}
+	var m rawMembers
+	sessions := make([]*wt.Session, len(g.a.recorders))
+	g.closers = append(g.closers, func() {
+		m.closing.Store(true)
+		for _, s := range sessions {
+			if s != nil {
+				_ = s.CloseWithError(0, "")
+			}
+		}
+		m.readers.Wait()
+		_ = tr.Close()
+	})
+	g.a.lost = m.lostErr
+	return parallel(ctx, len(sessions), func(ctx context.Context, i int) error {
+		_, sess, err := tr.Dial(ctx, hello.URL, nil)
+		if err != nil {
+			return err
+		}
+		sessions[i] = sess
+		r := g.a.recorders[i]
+		m.readers.Go(func() {
+			str, err := sess.AcceptUniStream(context.Background())
+			if err != nil {
+				m.ended(err)
+				return
+			}
+			m.ended(ignoreEOF(readFrames(str, size, r)))
+		})
+		return nil
+	})
+}
+
+func rawWSMembers(ctx context.Context, g *goAudience, hello childHello) error {
+	size := g.payload
+	var m rawMembers
+	conns := make([]*cws.Conn, len(g.a.recorders))
+	g.closers = append(g.closers, func() {
+		m.closing.Store(true)
+		for _, c := range conns {
+			if c != nil {
+				_ = c.CloseNow()
+			}
+		}
+		m.readers.Wait()
+	})
+	g.a.lost = m.lostErr
+	return parallel(ctx, len(conns), func(ctx context.Context, i int) error {
+		c, _, err := cws.Dial(ctx, hello.URL, nil)
+		if err != nil {
+			return err
+		}
+		conns[i] = c
+		r := g.a.recorders[i]
+		m.readers.Go(func() {
+			for {
+				_, rd, err := c.Reader(context.Background())
+				if err != nil {
+					if cws.CloseStatus(err) == cws.StatusNormalClosure || errors.Is(err, net.ErrClosed) {
+						err = nil
+					}
+					m.ended(err)
+					return
+				}
+				if err := readFrames(rd, size, r); !errors.Is(err, io.EOF) {
+					m.ended(err)
+					return
+				}
+			}
+		})
+		return nil
+	})
+}
+
+// ignoreEOF is nil for a stream that ended cleanly.
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}

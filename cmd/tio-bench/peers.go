@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The subjects of the peer comparison, in the order they are printed:
+// tiogen over both mappings, the raw transports carrying the same bytes, and
+// the libraries a user would otherwise pick.
+const (
+	subTioWT      = "tiogen WT"
+	subTioWS      = "tiogen WS"
+	subRawWT      = "raw WT"
+	subRawWS      = "raw WS"
+	subCentrifuge = "centrifuge"
+	subSocketIO   = "socket.io"
+)
+
+var subjectOrder = []string{subTioWT, subTioWS, subRawWT, subRawWS, subCentrifuge, subSocketIO}
+
+// ratioPairs are the ratios a peer figure prints: each tiogen mapping
+// against its raw transport and against each peer.
+var ratioPairs = [][2]string{
+	{subTioWT, subRawWT}, {subTioWT, subCentrifuge}, {subTioWT, subSocketIO},
+	{subTioWS, subRawWS}, {subTioWS, subCentrifuge}, {subTioWS, subSocketIO},
+}
+
+func shortSubject(s string) string {
+	switch s {
+	case subTioWT:
+		return "WT"
+	case subTioWS:
+		return "WS"
+	case subCentrifuge:
+		return "cf"
+	case subSocketIO:
+		return "sio"
+	}
+	return strings.ReplaceAll(s, " ", "")
+}
+
+// peerScenarios compare tiogen with the peers; "-scenario peers" runs them
+// all, "all" does not (it stays the tiogen/raw scenarios).
+var peerScenarios = []scenario{
+	{"peer-fanout", "broadcast to -members: burst deliveries/s and server CPU, paced p99 and server CPU per delivery", runPeerFanout},
+	{"peer-fanout-large", "the same fan-out to -members-large", runPeerFanoutLarge},
+	{"peer-call", "request/response: calls/s and p99 with 1 and 64 callers", runPeerCall},
+	{"peer-emit", "1 KiB client→server messages/s", runPeerEmit},
+	{"peer-setup", "sequential session setup (dial, handshake, close) per second", runPeerSetup},
+}
+
+// peerConfig bounds the peer scenarios.
+type peerConfig struct {
+	members      int           // fan-out members
+	membersLarge int           // fan-out members of peer-fanout-large
+	broadcasts   int           // broadcasts per fan-out round
+	size         int           // fan-out payload bytes
+	pacedEvery   time.Duration // interval of the paced round
+	subjects     []string      // the subjects measured
+	node         string        // the node binary, "" when there is none
+}
+
+// parseSubjects reads -peers: "all" or a comma-separated subset of
+// subjectOrder. socket.io needs Node: without it, it is left out with a
+// message rather than failing the other subjects.
+func parseSubjects(s string, warn func(string)) ([]string, string, error) {
+	node, _ := exec.LookPath("node")
+	var out []string
+	if s == "all" {
+		out = slices.Clone(subjectOrder)
+	} else {
+		for name := range strings.SplitSeq(s, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.Contains(subjectOrder, name) {
+				return nil, "", fmt.Errorf("-peers: unknown subject %q: want all or some of %s", name, strings.Join(subjectOrder, ", "))
+			}
+			out = append(out, name)
+		}
+	}
+	if node == "" && slices.Contains(out, subSocketIO) {
+		warn("tio-bench: node is not on PATH: socket.io is not measured")
+		out = slices.DeleteFunc(out, func(s string) bool { return s == subSocketIO })
+	}
+	return out, node, nil
+}
+
+// peerFigures collects each figure's value by subject, keeping the order
+// in which the figures first appeared.
+type peerFigures struct {
+	order  []sample
+	byName map[string]int
+}
+
+func (p *peerFigures) add(subject string, proto sample, v float64) {
+	if p.byName == nil {
+		p.byName = map[string]int{}
+	}
+	k := sampleKey(proto)
+	i, ok := p.byName[k]
+	if !ok {
+		proto.Values = map[string]float64{}
+		p.order = append(p.order, proto)
+		i = len(p.order) - 1
+		p.byName[k] = i
+	}
+	p.order[i].Values[subject] = v
+}
+
+func runPeerFanout(ctx context.Context, cfg config) ([]sample, error) {
+	return peerFanout(ctx, cfg, cfg.peer.members)
+}
+
+func runPeerFanoutLarge(ctx context.Context, cfg config) ([]sample, error) {
+	return peerFanout(ctx, cfg, cfg.peer.membersLarge)
+}
+
+// peerFanout measures a burst round (broadcasts back to back) and a paced
+// round (one every -paced-every) for each subject, the server in a child
+// process of its own so that its CPU time is the server's alone.
+func peerFanout(ctx context.Context, cfg config, members int) ([]sample, error) {
+	pc := cfg.peer
+	var figs peerFigures
+	note := fmt.Sprintf("%d members, each its own session; the server in a child process, the members in this one (socket.io: in one Node driver process); %d broadcasts of %d B stamped with the send time; server CPU = the server process's user+system time (getrusage) from the round's first broadcast until every member had every broadcast, over the deliveries", members, pc.broadcasts, pc.size)
+	for _, subject := range pc.subjects {
+		burst, paced, err := fanoutSubject(ctx, cfg, subject, members)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", subject, err)
+		}
+		figs.add(subject, sample{Figure: "burst deliveries", Concurrency: members, Size: pc.size, Unit: "deliveries/s", Note: note}, burst.perSec)
+		figs.add(subject, sample{Figure: "burst server CPU", Concurrency: members, Size: pc.size, Unit: "µs/delivery", Lower: true}, burst.cpuPerDelivery)
+		figs.add(subject, sample{Figure: "burst p99", Concurrency: members, Size: pc.size, Unit: "ms", Lower: true}, burst.p99)
+		pacedName := fmt.Sprintf("paced %v", pc.pacedEvery)
+		figs.add(subject, sample{Figure: pacedName + " p50", Concurrency: members, Size: pc.size, Unit: "ms", Lower: true,
+			Note: fmt.Sprintf("one broadcast every %v", pc.pacedEvery)}, paced.p50)
+		figs.add(subject, sample{Figure: pacedName + " p99", Concurrency: members, Size: pc.size, Unit: "ms", Lower: true}, paced.p99)
+		figs.add(subject, sample{Figure: pacedName + " server CPU", Concurrency: members, Size: pc.size, Unit: "µs/delivery", Lower: true}, paced.cpuPerDelivery)
+	}
+	return figs.order, nil
+}
+
+// fanoutResult is one round's figures.
+type fanoutResult struct {
+	perSec, p50, p99, cpuPerDelivery float64
+}
+
+// fanoutAudience is the members' side of a fan-out: Go clients in this
+// process, or a Node driver process.
+type fanoutAudience interface {
+	// await returns once every member received `more` broadcasts beyond
+	// the previous round, with their delivery latencies.
+	await(ctx context.Context, more int64) (latencies, error)
+	close()
+}
+
+func fanoutSubject(ctx context.Context, cfg config, subject string, members int) (burst, paced fanoutResult, err error) {
+	srv, err := startFanoutServer(ctx, cfg, subject)
+	if err != nil {
+		return burst, paced, fmt.Errorf("server: %w", err)
+	}
+	defer srv.close()
+	aud, err := joinAudience(ctx, cfg, subject, srv.hello, members)
+	if err != nil {
+		return burst, paced, fmt.Errorf("members: %w", err)
+	}
+	defer aud.close()
+	if _, err := srv.call(childCommand{Op: opMembers, Members: members}); err != nil {
+		return burst, paced, err
+	}
+	if burst, err = fanoutRound(ctx, cfg, srv, aud, members, 0); err != nil {
+		return burst, paced, fmt.Errorf("burst: %w", err)
+	}
+	if paced, err = fanoutRound(ctx, cfg, srv, aud, members, cfg.peer.pacedEvery); err != nil {
+		return burst, paced, fmt.Errorf("paced: %w", err)
+	}
+	return burst, paced, nil
+}
+
+// fanoutRound has the server broadcast cfg.peer.broadcasts payloads, every
+// interval (0: back to back), and waits until every member had them all.
+func fanoutRound(ctx context.Context, cfg config, srv *fanoutServer, aud fanoutAudience, members int, interval time.Duration) (fanoutResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.peer.broadcasts)*interval+time.Minute)
+	defer cancel()
+	start := time.Now()
+	got, err := srv.call(childCommand{Op: opRound, Count: cfg.peer.broadcasts, Size: cfg.peer.size, Interval: interval})
+	if err != nil {
+		return fanoutResult{}, err
+	}
+	lat, err := aud.await(ctx, got.Sent)
+	if err != nil {
+		return fanoutResult{}, err
+	}
+	elapsed := time.Since(start)
+	cpu, err := srv.call(childCommand{Op: opCPU})
+	if err != nil {
+		return fanoutResult{}, err
+	}
+	deliveries := got.Sent * int64(members)
+	return fanoutResult{
+		perSec:         perSecond(deliveries, elapsed),
+		p50:            lat.percentile(0.50),
+		p99:            lat.percentile(0.99),
+		cpuPerDelivery: cpu.CPUMicros / float64(deliveries),
+	}, nil
+}
+
+// goAudience is members that are Go clients in this process.
+type goAudience struct {
+	a       audience
+	base    int64 // deliveries before the round
+	members int64
+	payload int // bytes of each broadcast payload
+	closers []func()
+}
+
+func newGoAudience(members, payload int) *goAudience {
+	a := audience{p: newPacer(broadcastWindow), recorders: make([]*recorder, members)}
+	for i := range a.recorders {
+		a.recorders[i] = &recorder{p: a.p}
+	}
+	return &goAudience{a: a, members: int64(members), payload: payload}
+}
+
+func (g *goAudience) await(ctx context.Context, more int64) (latencies, error) {
+	want := g.base + more*g.members
+	if err := g.a.p.await(ctx, want); err != nil {
+		if lerr := g.a.lost(); lerr != nil {
+			return nil, lerr
+		}
+		return nil, err
+	}
+	if err := g.a.lost(); err != nil {
+		return nil, err
+	}
+	g.base = want
+	var all latencies
+	for _, r := range g.a.recorders {
+		if b := r.bad.Load(); b > 0 {
+			return nil, fmt.Errorf("a member received %d payloads without a stamp", b)
+		}
+		all = r.take(all)
+	}
+	return all, nil
+}
+
+func (g *goAudience) close() {
+	for _, c := range g.closers {
+		c()
+	}
+}
+
+// joinAudience connects the members of a subject's fan-out.
+func joinAudience(ctx context.Context, cfg config, subject string, hello childHello, members int) (fanoutAudience, error) {
+	if subject == subSocketIO {
+		return joinSocketIOAudience(ctx, cfg, hello, members)
+	}
+	g := newGoAudience(members, cfg.peer.size)
+	join, ok := goMembers[subject]
+	if !ok {
+		return nil, fmt.Errorf("no fan-out members for %q", subject)
+	}
+	if err := join(ctx, g, hello); err != nil {
+		g.close()
+		return nil, err
+	}
+	return g, nil
+}
