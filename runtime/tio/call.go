@@ -58,6 +58,10 @@ func (s *session) Call(ctx context.Context, event uint32, req []byte) ([]byte, e
 				abandon(st)
 				return nil, Errorf(wire.ProtocolError, "%s", codecMismatch(ev, true, f.Codec))
 			}
+			if !f.Codec.Carries(f.Payload) {
+				abandon(st)
+				return nil, Errorf(wire.ProtocolError, "%s", notUTF8(ev, true))
+			}
 			// Any number of responses is accepted (§3.2); the first is
 			// the answer.
 			if !got {
@@ -110,6 +114,11 @@ func (s *session) Stream(ctx context.Context, event uint32, req []byte) iter.Seq
 				if f.Codec != ev.Result {
 					abandon(st)
 					yield(nil, Errorf(wire.ProtocolError, "%s", codecMismatch(ev, true, f.Codec)))
+					return
+				}
+				if !f.Codec.Carries(f.Payload) {
+					abandon(st)
+					yield(nil, Errorf(wire.ProtocolError, "%s", notUTF8(ev, true)))
 					return
 				}
 				if !yield(f.Payload, nil) {

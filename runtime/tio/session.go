@@ -64,6 +64,7 @@ type session struct {
 	hsMu     sync.Mutex
 	hsState  hsState
 	hsDone   chan struct{} // closed once the peer's handshake is accepted
+	hsSent   chan struct{} // closed once this side's handshake was written, or could not be
 	hsTimer  clock.Timer
 	features []string
 
@@ -128,6 +129,7 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 		owner:    o,
 		q:        newEmitQueue(EmitQueueFrames),
 		hsDone:   make(chan struct{}),
+		hsSent:   make(chan struct{}),
 		ended:    make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -230,21 +232,52 @@ func (s *session) protocolError(err error) {
 
 // Close ends the session with a §10.2 code (WT_NO_ERROR for a normal close)
 // and a reason of at most 1024 bytes. The session is over at once: frames
-// still queued are not sent (§3.3). Closing a closed session does nothing.
+// still queued are not sent (§3.3). Close returns once the close has been
+// delivered, or the transport's close grace (2 s by default) passed: a
+// process may exit as soon as Close returns and the peer still learns the
+// code and reason. A session closed right after it was established first
+// finishes writing its handshake (§4.1), so the peer knows whom the close
+// is from. Closing a closed session waits the same way and does nothing
+// more.
 func (s *session) Close(code Code, reason string) error {
 	n, ok := code.SessionCode()
 	if !ok {
 		return Errorf(ProtocolError, "%s is not a session close code (§10.2)", code)
 	}
+	s.awaitHandshakeSent()
 	s.closeWith(n, reason)
+	<-s.conn.Released()
 	return nil
+}
+
+// awaitHandshakeSent waits until the writer has handed this side's
+// handshake to the transport, the session ended, or the handshake deadline
+// (§4.1) passed: a handshake stuck behind flow control never holds a close
+// for longer.
+func (s *session) awaitHandshakeSent() {
+	select {
+	case <-s.hsSent:
+		return
+	case <-s.ended:
+		return
+	default:
+	}
+	expired := make(chan struct{})
+	t := s.clk.AfterFunc(s.opts.HandshakeTimeout, func() { close(expired) })
+	defer t.Stop()
+	select {
+	case <-s.hsSent:
+	case <-s.ended:
+	case <-expired:
+	}
 }
 
 // Done is closed once the session has ended.
 func (s *session) Done() <-chan struct{} { return s.ended }
 
 // Err reports how the session ended: the close code and reason, or
-// WT_NO_ERROR for a lost connection (§11). It is nil while the session runs.
+// WT_SESSION_CLOSED for a lost connection, which carries no code (§11); it
+// wraps a *SessionEnd. It is nil while the session runs.
 func (s *session) Err() error {
 	select {
 	case <-s.ended:
@@ -365,12 +398,15 @@ func (s *session) writeLoop() {
 	defer s.wg.Done()
 	st, err := s.conn.OpenEmit(s.ctx)
 	if err != nil {
+		close(s.hsSent)
 		if !s.isEnded() && !transportEnded(err) {
 			s.closeWith(wire.CloseProtocolError, "cannot open the emit stream: "+err.Error())
 		}
 		return
 	}
-	if _, err := st.Write(s.hsFrame); err != nil {
+	_, err = st.Write(s.hsFrame)
+	close(s.hsSent)
+	if err != nil {
 		s.writeFailed(err)
 		return
 	}
@@ -597,6 +633,10 @@ func (s *session) receiveEmit(f wire.Frame) bool {
 		s.closeWith(wire.CloseProtocolError, codecMismatch(ev, false, f.Codec))
 		return false
 	}
+	if !f.Codec.Carries(f.Payload) {
+		s.closeWith(wire.CloseProtocolError, notUTF8(ev, false))
+		return false
+	}
 	if !ev.sentBy(s.role.peer()) {
 		s.stats.directionDropped.Add(1)
 		return true
@@ -618,4 +658,10 @@ func codecMismatch(ev *Event, result bool, got wire.Codec) string {
 		want = ev.Result
 	}
 	return fmt.Sprintf("event '%s' %s slot is %s; the frame carries %s (§5.3)", ev.Name, ev.slotName(result), want, got)
+}
+
+// notUTF8 is the §5.3 reason for a JSON slot whose payload is not UTF-8:
+// it names the event and the slot.
+func notUTF8(ev *Event, result bool) string {
+	return fmt.Sprintf("event '%s' %s slot is UTF-8 JSON; the payload is not UTF-8 (§5.3)", ev.Name, ev.slotName(result))
 }

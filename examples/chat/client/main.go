@@ -26,6 +26,7 @@ import (
 	"github.com/transport-io/tiogen/examples/chat"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/fallback"
+	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
@@ -105,7 +106,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := endpoint.Run(ctx, dial, session, again); err != nil && !errors.Is(err, errLeft) && !errors.Is(err, context.Canceled) {
+	err := endpoint.Run(ctx, dial, session, again)
+	var end *tio.SessionEnd
+	switch {
+	case err == nil, errors.Is(err, errLeft), errors.Is(err, context.Canceled):
+	case errors.As(err, &end) && end.Normal() && end.ByPeer:
+		// A WT_NO_ERROR close from the server is a normal end, not a
+		// failure: say why and exit 0.
+		if end.Reason == tio.ShutdownReason {
+			fmt.Println("the server is shutting down; bye")
+		} else {
+			fmt.Printf("the server ended the session (%s); bye\n", end.Reason)
+		}
+	default:
 		log.Fatal(err)
 	}
 }

@@ -28,7 +28,7 @@ const (
 	// Authorize reached no decision (§4).
 	AuthorizeFailedReason = "authorize failed"
 	// ShutdownReason closes the sessions still open at Shutdown.
-	ShutdownReason = "server shutting down"
+	ShutdownReason = transport.ShutdownReason
 )
 
 // Handler is the server side of the mapping: an http.Handler, mounted on

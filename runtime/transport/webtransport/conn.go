@@ -48,7 +48,8 @@ type conn struct {
 	info     transport.CloseInfo
 	fallback clock.Timer
 
-	done chan struct{}
+	done     chan struct{}
+	released chan struct{} // closed once end returned
 }
 
 func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
@@ -64,6 +65,7 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		clock:          clock.Or(clk),
 		end:            end,
 		done:           make(chan struct{}),
+		released:       make(chan struct{}),
 	}
 	c.maxDatagram.clk = c.clock
 	if connect != nil {
@@ -99,6 +101,7 @@ func (c *conn) settle() {
 	}
 	close(c.done)
 	c.end(c)
+	close(c.released)
 }
 
 // remoteCloseInfo reads how a session that this side did not close ended:
@@ -239,6 +242,7 @@ func (c *conn) Close(code uint32, reason string) error {
 		c.mu.Unlock()
 		// Client side: the library's close; a Go or browser server reads
 		// the capsule, and end keeps the connection open so it is delivered.
+		c.awaitRoundTrip()
 		return c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	}
 	defer c.mu.Unlock()
@@ -250,6 +254,38 @@ func (c *conn) Close(code uint32, reason string) error {
 	}
 	go c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	return nil
+}
+
+// flushLimit bounds awaitRoundTrip.
+const flushLimit = 100 * time.Millisecond
+
+// awaitRoundTrip gives what this side wrote before a client's close one
+// round trip to reach the server. webtransport-go's close resets every
+// stream at once, dropping bytes not yet sent, and a server that reads the
+// close capsule first abandons the streams it has not read: a handshake
+// written just before the close was lost that way, and the server never
+// learnt whom the close was from. QUIC tells the application nothing of
+// acknowledgements, so the evidence is a packet sent and then one received
+// after the close began, checked every millisecond for at most flushLimit.
+func (c *conn) awaitRoundTrip() {
+	start := c.qconn.ConnectionStats()
+	sent := false
+	for deadline := time.Now().Add(flushLimit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		select {
+		case <-c.qconn.Context().Done():
+			return
+		default:
+		}
+		now := c.qconn.ConnectionStats()
+		if !sent {
+			sent = now.PacketsSent > start.PacketsSent
+			start.PacketsReceived = now.PacketsReceived
+			continue
+		}
+		if now.PacketsReceived > start.PacketsReceived {
+			return
+		}
+	}
 }
 
 // closeCapsuleFirst writes WT_CLOSE_SESSION on the CONNECT stream in one
@@ -269,6 +305,10 @@ func (c *conn) closeCapsuleFirst(code uint32, reason string) bool {
 }
 
 func (c *conn) Done() <-chan struct{} { return c.done }
+
+// Released fires once end returned: on a client after a local close, once
+// the server closed the connection (it read the close) or the grace passed.
+func (c *conn) Released() <-chan struct{} { return c.released }
 
 func (c *conn) CloseInfo() transport.CloseInfo {
 	c.mu.Lock()

@@ -48,7 +48,7 @@ const (
 	// decision (§4), as WT_NO_ERROR.
 	AuthorizeFailedReason = "authorize failed"
 	// ShutdownReason closes the sessions still open at Shutdown.
-	ShutdownReason = "server shutting down"
+	ShutdownReason = transport.ShutdownReason
 )
 
 // Options configure a listener. Addr, Path, Handler and one of TLSConfig or

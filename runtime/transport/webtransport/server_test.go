@@ -343,11 +343,13 @@ func TestMaxSessions(t *testing.T) {
 	h.accept()
 }
 
-func TestWrongPathIsNotFound(t *testing.T) {
+// §10.3: a session request at a path the server does not serve is HTTP 404,
+// reported as a wrong path with the path named (never its query).
+func TestSpec10_3_WrongPathSaysSo(t *testing.T) {
 	h := startServer(t, Options{})
-	_, err := Dial(ctx5s(t), "https://"+h.srv.UDPAddr().String()+"/other", h.dialOptions())
+	_, err := Dial(ctx5s(t), "https://"+h.srv.UDPAddr().String()+"/other?token=s3cret", h.dialOptions())
 	wantCode(t, err, wire.HandshakeFailed)
-	if !contains(err.Error(), "404") {
+	if msg := err.Error(); !contains(msg, "HTTP 404") || !contains(msg, `path "/other"`) || !contains(msg, "Check the URL's path") || contains(msg, "s3cret") {
 		t.Fatalf("err = %v", err)
 	}
 }
