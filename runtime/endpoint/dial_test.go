@@ -95,3 +95,27 @@ func TestSpec10_3_NoFallbackUnlessAsked(t *testing.T) {
 	default:
 	}
 }
+
+// §10.3: WithDevCertificate pins a local development server from its
+// manifest, over either mapping, with no hash given; away from loopback it
+// is WT_DEV_ONLY before anything is dialled.
+func TestSpec10_3_WithDevCertificatePinsFromTheManifest(t *testing.T) {
+	srv := newTestServer(t)
+	l := listen(t, srv.Server, Options{})
+	ctx := testCtx(t)
+	c, err := Dial(ctx, l.URL(), contract, WithDevCertificate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.peer(t)
+	_ = c.Close(tio.NoError, "done")
+	ws, err := DialWebSocket(ctx, l.WebSocketURL(), contract, WithDevCertificate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.peer(t)
+	_ = ws.Close(tio.NoError, "done")
+	if _, err := Dial(ctx, "https://192.0.2.7:4433/echo", contract, WithDevCertificate()); wire.CodeOf(err) != wire.DevOnly {
+		t.Fatalf("a dev pin from a non-loopback host: %v, want WT_DEV_ONLY", err)
+	}
+}

@@ -38,6 +38,8 @@ type dialConfig struct {
 	fallback    bool
 	fallbackURL string
 	report      *fallback.Report
+	// devPin is set by WithDevCertificate.
+	devPin bool
 }
 
 // WithCertHashes pins the server certificate by the SHA-256 of its DER
@@ -46,6 +48,18 @@ type dialConfig struct {
 // pin covers wss:// too, unless WithWebSocket brings its own TLSConfig.
 func WithCertHashes(hashes ...[32]byte) DialOption {
 	return func(c *dialConfig) { c.transport.CertHashes = append(c.transport.CertHashes, hashes...) }
+}
+
+// WithDevCertificate pins the development certificate a local server
+// serves (runtime/devcert): before dialing, the client fetches the pin from
+// the server's manifest at /.well-known/transport-io-dev over HTTPS, as a
+// page's connectDev does, so no hash is copied by hand. The host must be
+// loopback (WT_DEV_ONLY otherwise); an expired certificate is
+// WT_CERT_EXPIRED. The pin covers the WebSocket mapping too. For local
+// development only: elsewhere, verify the server against its certificate
+// authority.
+func WithDevCertificate() DialOption {
+	return func(c *dialConfig) { c.devPin = true }
 }
 
 // WithTransport replaces the WebTransport dial options (keeping hashes
@@ -94,6 +108,20 @@ func newDialConfig(opts []DialOption) dialConfig {
 	return cfg
 }
 
+// pinDev adds the development pin of the server at url when
+// WithDevCertificate asked for it.
+func (c *dialConfig) pinDev(ctx context.Context, url string) error {
+	if !c.devPin {
+		return nil
+	}
+	pin, err := webtransport.DevPin(ctx, url, c.transport.Clock)
+	if err != nil {
+		return err
+	}
+	c.transport.CertHashes = append(c.transport.CertHashes, pin)
+	return nil
+}
+
 // webSocketOptions are the WebSocket dial options, completed from the
 // WebTransport ones: the same pins or roots, the same headers.
 func (c *dialConfig) webSocketOptions() websocket.DialOptions {
@@ -121,6 +149,9 @@ func (c *dialConfig) webSocketOptions() websocket.DialOptions {
 // reason.
 func Dial(ctx context.Context, url string, contract *tio.Contract, opts ...DialOption) (*tio.Client, error) {
 	cfg := newDialConfig(opts)
+	if err := cfg.pinDev(ctx, url); err != nil {
+		return nil, err
+	}
 	var ws fallback.Attempt
 	if cfg.fallback {
 		wsURL := cfg.fallbackURL
@@ -150,6 +181,9 @@ func DialWebSocket(ctx context.Context, url string, contract *tio.Contract, opts
 	cfg := newDialConfig(opts)
 	if url == "" {
 		return nil, wire.Errorf(wire.HandshakeFailed, "DialWebSocket needs a ws:// or wss:// URL")
+	}
+	if err := cfg.pinDev(ctx, url); err != nil {
+		return nil, err
 	}
 	cl, err := fallback.WebSocket(url, cfg.webSocketOptions(), contract, cfg.session)(ctx)
 	if cfg.report != nil {

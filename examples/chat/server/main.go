@@ -47,7 +47,7 @@ func main() {
 	fmt.Printf("chat server on %s\n", l.URL())
 	fmt.Printf("websocket mapping on %s\n", l.WebSocketURL())
 	fmt.Printf("certificate sha-256 %s (development certificate, valid until %s)\n", cert.Hex(), cert.NotAfter().UTC().Format(time.RFC3339))
-	fmt.Printf("connect: go run ./examples/chat/client -url %s -hash %s -name ann\n", l.URL(), cert.Hex())
+	fmt.Printf("connect: go run ./examples/chat/client -url %s -name ann\n", l.URL())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
