@@ -194,11 +194,6 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return "refused: " + r.Reason }
 
-// ShutdownReason is the reason of the WT_NO_ERROR close a server sends to
-// every session still open when it shuts down, on either mapping: a client
-// reads it as a normal end, not a failure.
-const ShutdownReason = "server shutting down"
-
 // DefaultRefusalReason is the reason of a refusal with nothing to say (§4).
 const DefaultRefusalReason = "refused"
 

@@ -78,7 +78,7 @@ func TestSpec4_AuthorizeFailureIsNotARefusal(t *testing.T) {
 		},
 	})
 	got := waitDone(t, h.dial("?token=s3cret"))
-	if got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: AuthorizeFailedReason, Remote: true}) {
+	if got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.AuthorizeFailedReason, Remote: true}) {
 		t.Fatalf("CloseInfo = %+v", got)
 	}
 	if !contains(logs.String(), "authorize failed") {
@@ -97,7 +97,7 @@ func TestSpec4_AuthorizeTimeoutIsAFailure(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	})
-	if got := waitDone(t, h.dial("")); got.Code != wire.CloseNoError || got.Reason != AuthorizeFailedReason {
+	if got := waitDone(t, h.dial("")); got.Code != wire.CloseNoError || got.Reason != transport.AuthorizeFailedReason {
 		t.Fatalf("CloseInfo = %+v", got)
 	}
 }
@@ -292,7 +292,7 @@ func TestShutdownClosesSessionsAndReleasesPorts(t *testing.T) {
 	default:
 		t.Fatal("Shutdown returned before the handler")
 	}
-	if got := waitDone(t, client); got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: ShutdownReason, Remote: true}) {
+	if got := waitDone(t, client); got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.ShutdownReason, Remote: true}) {
 		t.Fatalf("client CloseInfo = %+v", got)
 	}
 	opts.Addr = srv.UDPAddr().String()
