@@ -55,10 +55,10 @@ func TestSpec10_3_FallbackFromUnreachableUDPToWebSocket(t *testing.T) {
 func TestSpec4_NoFallbackOnRefusal(t *testing.T) {
 	srv := newTestServer(t)
 	var asked atomic.Int32
-	l := listen(t, srv.Server, Options{Options: webtransport.Options{Authorize: func(context.Context, *transport.Request) (any, error) {
+	l := listen(t, srv.Server, Options{Authorize: func(context.Context, *transport.Request) (any, error) {
 		asked.Add(1)
 		return nil, transport.Refuse("expired")
-	}}})
+	}})
 	ctx := testCtx(t)
 
 	rep := fallback.Report{Mapping: transport.WebTransport} // Dial must overwrite it

@@ -13,7 +13,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -126,7 +125,7 @@ func TestRunReconnectIsOffUnlessAsked(t *testing.T) {
 	}
 }
 
-// Issue 4: jittered exponential backoff between a minimum and a maximum,
+// Jittered exponential backoff between a minimum and a maximum,
 // starting over once a session was established.
 func TestRunBackoffIsBoundedAndResetsAfterASession(t *testing.T) {
 	const lo, hi = 100 * time.Millisecond, 800 * time.Millisecond
@@ -284,12 +283,12 @@ func TestSpec11_RunReconnectsAfterALostConnectionWithANewSession(t *testing.T) {
 func TestSpec4_RunOverWebTransportStopsOnUnauthorized(t *testing.T) {
 	srv := newTestServer(t)
 	var asked atomic.Int32
-	l := listen(t, srv.Server, Options{Options: webtransport.Options{Authorize: func(context.Context, *transport.Request) (any, error) {
+	l := listen(t, srv.Server, Options{Authorize: func(context.Context, *transport.Request) (any, error) {
 		if asked.Add(1) > 2 {
 			return nil, transport.Refuse("revoked")
 		}
 		return nil, nil
-	}}})
+	}})
 	hanging := make(chan struct{}, 4)
 	srv.HandleCall(evHang, func(ctx context.Context, _ *tio.Peer, _ []byte) ([]byte, error) {
 		hanging <- struct{}{}

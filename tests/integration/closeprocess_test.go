@@ -14,7 +14,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -58,7 +57,7 @@ func TestSpec11_CloseReachesServerFromExitingProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	l, err := endpoint.Listen(srv, endpoint.Options{Options: webtransport.Options{Addr: "127.0.0.1:0", Path: "/close", Dev: cert}})
+	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/close", Dev: cert})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
 
 func main() {
@@ -31,7 +30,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := endpoint.Options{Options: webtransport.Options{Addr: *addr, Path: "/chat", Dev: cert}}
+	opts := endpoint.Options{Addr: *addr, Path: "/chat", Dev: cert}
 	rooms := newRooms()
 	// Per-session limits (calls, handshake deadline) are the server's: the
 	// spec's values unless set in tio.ServerOptions; the listener follows.
