@@ -155,7 +155,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 // lingerThenClose releases a client's QUIC connection once its session
 // ended. After a local close it first waits, up to the grace, for the server
 // to close the connection: closing it at once can overtake the close
-// capsule, and the server would see no code (FACTS.md).
+// capsule, and the server would see no code (TestSpec10_2_ClientCloseCodeAndReasonReachServer).
 func lingerThenClose(c *conn, grace time.Duration) {
 	if info := c.CloseInfo(); !info.Remote && !info.Lost {
 		t := time.NewTimer(grace)

@@ -292,7 +292,7 @@ func (c *conn) awaitRoundTrip() {
 // write and finishes the stream, before anything that could make the peer
 // abandon the session. webtransport-go's own close sends STOP_SENDING, which
 // quic-go packs ahead of the capsule, and Chromium then reports "Connection
-// lost" instead of the code (FACTS.md). The library's close runs only after
+// lost" instead of the code (tests/browser shows it). The library's close runs only after
 // the peer answered with its FIN, or after the grace. It reports whether the
 // capsule was queued; when flow control blocks it the library's close is
 // the only way left.

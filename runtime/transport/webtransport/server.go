@@ -2,7 +2,7 @@
 // HTTP/3 (§2, §3): a listener that feeds sessions to a transport.SessionHandler
 // after the listener's authorize, and a Go client (Dial). Both give the engine
 // a transport.Conn. Built on quic-go and webtransport-go, with this package's
-// own close path so close codes reach browsers (FACTS.md).
+// own close path so close codes reach browsers (tests/browser).
 package webtransport
 
 import (
