@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
@@ -24,7 +23,7 @@ func TestSpec10_3_FallbackFromUnreachableUDPToWebSocket(t *testing.T) {
 	proxy := newTCPProxy(t, l.TCPAddr().String()) // TCP only: its UDP port is dead
 	ctx := testCtx(t)
 
-	var rep fallback.Report
+	var rep Report
 	c, err := Dial(ctx, "https://"+proxy.addr()+"/echo?token=t", contract,
 		WithTransport(webtransport.DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond}),
 		WithWebSocketFallback(""), WithReport(&rep))
@@ -61,13 +60,13 @@ func TestSpec4_NoFallbackOnRefusal(t *testing.T) {
 	}})
 	ctx := testCtx(t)
 
-	rep := fallback.Report{Mapping: transport.WebTransport} // Dial must overwrite it
+	rep := Report{Mapping: transport.WebTransport} // Dial must overwrite it
 	_, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256), WithWebSocketFallback(""), WithReport(&rep))
 	var te *tio.Error
 	if !errors.As(err, &te) || te.Code != wire.Unauthorized {
 		t.Fatalf("refused dial: %v, want WT_UNAUTHORIZED", err)
 	}
-	if rep != (fallback.Report{}) {
+	if rep != (Report{}) {
 		t.Fatalf("report %+v, want no mapping and no fallback", rep)
 	}
 	if n := asked.Load(); n != 1 {
@@ -82,11 +81,11 @@ func TestSpec10_3_NoFallbackUnlessAsked(t *testing.T) {
 	l := listen(t, srv.Server, Options{})
 	proxy := newTCPProxy(t, l.TCPAddr().String())
 	ctx := testCtx(t)
-	var rep fallback.Report
+	var rep Report
 	_, err := Dial(ctx, "https://"+proxy.addr()+"/echo", contract,
 		WithTransport(webtransport.DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond}),
 		WithReport(&rep))
-	if wire.CodeOf(err) != wire.UDPUnreachable || rep != (fallback.Report{}) {
+	if wire.CodeOf(err) != wire.UDPUnreachable || rep != (Report{}) {
 		t.Fatalf("dial: %v, report %+v; want WT_UDP_UNREACHABLE and no fallback", err, rep)
 	}
 	select {

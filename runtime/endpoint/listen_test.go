@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -51,13 +50,13 @@ func TestSpec3_3_ListenServesBothMappingsToOneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	wtPeer := srv.peer(t)
-	var rep fallback.Report
+	var rep Report
 	wsc, err := DialWebSocket(ctx, l.WebSocketURL(), contract, WithCertHashes(cert(t).SHA256), WithReport(&rep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wsPeer := srv.peer(t)
-	if rep != (fallback.Report{Mapping: transport.WebSocket}) {
+	if rep != (Report{Mapping: transport.WebSocket}) {
 		t.Fatalf("report %+v, want the WebSocket mapping without fallback", rep)
 	}
 	if wtPeer.ID() == wsPeer.ID() {

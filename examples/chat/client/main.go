@@ -32,7 +32,6 @@ import (
 
 	"github.com/transport-io/tiogen/examples/chat"
 	"github.com/transport-io/tiogen/runtime/endpoint"
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
@@ -94,7 +93,7 @@ func main() {
 			mapping = transport.WebSocket
 			return chat.NewClient(c), nil
 		}
-		var rep fallback.Report
+		var rep endpoint.Report
 		c, err := chat.Dial(ctx, *url, append(opts, endpoint.WithReport(&rep))...)
 		if err != nil {
 			return nil, err
