@@ -101,8 +101,9 @@ type CloseInfo struct {
 	// Remote is true when the peer closed the session.
 	Remote bool
 	// Lost is true when the session ended without a close from either side:
-	// a killed process or a dead path. Code is then WT_NO_ERROR (§11), and a
-	// transport's own code for a lost connection is never reported.
+	// a killed process or a dead path. Code and Reason are then zero and
+	// mean nothing (a loss carries no code, §11), and a transport's own code
+	// for a lost connection is never reported.
 	Lost bool
 }
 
