@@ -187,10 +187,11 @@ func (s *session) watch() {
 	s.cancel()
 	s.q.shutdown()
 	s.dg.shutdown()
+	// A handshake already read off the stream when the close arrived is
+	// still accepted: it came first on the wire, and the server's
+	// OnSession then precedes its OnSessionEnd for a peer that did
+	// handshake. Only the deadline fails the handshake.
 	s.hsMu.Lock()
-	if s.hsState == hsPending {
-		s.hsState = hsFailed
-	}
 	if s.hsTimer != nil {
 		s.hsTimer.Stop()
 	}

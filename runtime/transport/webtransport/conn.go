@@ -50,6 +50,8 @@ type conn struct {
 
 	done     chan struct{}
 	released chan struct{} // closed once end returned
+
+	established time.Time // when the session was had, for closeSettle
 }
 
 func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
@@ -66,6 +68,7 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		end:            end,
 		done:           make(chan struct{}),
 		released:       make(chan struct{}),
+		established:    time.Now(),
 	}
 	c.maxDatagram.clk = c.clock
 	if connect != nil {
@@ -242,7 +245,10 @@ func (c *conn) Close(code uint32, reason string) error {
 		c.mu.Unlock()
 		// Client side: the library's close; a Go or browser server reads
 		// the capsule, and end keeps the connection open so it is delivered.
-		c.awaitRoundTrip()
+		c.awaitRoundTrips()
+		if young := closeSettle - time.Since(c.established); young > 0 {
+			time.Sleep(young)
+		}
 		return c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	}
 	defer c.mu.Unlock()
@@ -256,34 +262,44 @@ func (c *conn) Close(code uint32, reason string) error {
 	return nil
 }
 
-// flushLimit bounds awaitRoundTrip.
-const flushLimit = 100 * time.Millisecond
+// flushLimit bounds awaitRoundTrips.
+const flushLimit = 200 * time.Millisecond
 
-// awaitRoundTrip gives what this side wrote before a client's close one
-// round trip to reach the server. webtransport-go's close resets every
+// closeSettle is the youngest a client's session is when its close goes
+// out: the server's reader is given that long from establishment to read
+// what arrived (the handshake), since the close capsule makes
+// webtransport-go abandon every stream at once, read or not.
+const closeSettle = 50 * time.Millisecond
+
+// awaitRoundTrips gives what this side wrote before a client's close two
+// round trips to reach the server. webtransport-go's close resets every
 // stream at once, dropping bytes not yet sent, and a server that reads the
 // close capsule first abandons the streams it has not read: a handshake
 // written just before the close was lost that way, and the server never
 // learnt whom the close was from. QUIC tells the application nothing of
-// acknowledgements, so the evidence is a packet sent and then one received
-// after the close began, checked every millisecond for at most flushLimit.
-func (c *conn) awaitRoundTrip() {
-	start := c.qconn.ConnectionStats()
-	sent := false
-	for deadline := time.Now().Add(flushLimit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		select {
-		case <-c.qconn.Context().Done():
-			return
-		default:
-		}
-		now := c.qconn.ConnectionStats()
-		if !sent {
-			sent = now.PacketsSent > start.PacketsSent
-			start.PacketsReceived = now.PacketsReceived
-			continue
-		}
-		if now.PacketsReceived > start.PacketsReceived {
-			return
+// acknowledgements, so each round trip is an empty datagram (the §7.2
+// probe, which receivers discard; it elicits an acknowledgement) sent, then
+// a packet received after it went out. Checked every millisecond, for at
+// most flushLimit in all.
+func (c *conn) awaitRoundTrips() {
+	deadline := time.Now().Add(flushLimit)
+	for range 2 {
+		before := c.qconn.ConnectionStats()
+		_ = c.sess.SendDatagram(nil)
+		sent, received := false, before.PacketsReceived
+		for !time.Now().After(deadline) {
+			select {
+			case <-c.qconn.Context().Done():
+				return
+			default:
+			}
+			now := c.qconn.ConnectionStats()
+			if !sent {
+				sent, received = now.PacketsSent > before.PacketsSent, now.PacketsReceived
+			} else if now.PacketsReceived > received {
+				break
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
