@@ -159,8 +159,19 @@ func TestExampleEndToEnd(t *testing.T) {
 	cat.stdin.Close()
 	cat.exits(t)
 
+	// With no -hash a client on loopback pins the development certificate
+	// from the server's manifest. A graceful shutdown reaches a connected
+	// client as a normal end: it says so and exits 0, on either mapping.
+	eve := start(t, filepath.Join(bin, "client"), "-url", url, "-name", "eve")
+	eve.expect(t, "joined lobby as eve")
+	fay := start(t, filepath.Join(bin, "client"), "-url", url, "-name", "fay", "-websocket")
+	fay.expect(t, "joined lobby as fay")
 	if err := server.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
+	eve.expect(t, "the server is shutting down")
+	fay.expect(t, "the server is shutting down")
+	eve.exits(t)
+	fay.exits(t)
 	server.exits(t)
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
@@ -24,7 +23,7 @@ func TestSpec10_3_FallbackFromUnreachableUDPToWebSocket(t *testing.T) {
 	proxy := newTCPProxy(t, l.TCPAddr().String()) // TCP only: its UDP port is dead
 	ctx := testCtx(t)
 
-	var rep fallback.Report
+	var rep Report
 	c, err := Dial(ctx, "https://"+proxy.addr()+"/echo?token=t", contract,
 		WithTransport(webtransport.DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond}),
 		WithWebSocketFallback(""), WithReport(&rep))
@@ -55,19 +54,19 @@ func TestSpec10_3_FallbackFromUnreachableUDPToWebSocket(t *testing.T) {
 func TestSpec4_NoFallbackOnRefusal(t *testing.T) {
 	srv := newTestServer(t)
 	var asked atomic.Int32
-	l := listen(t, srv.Server, Options{Options: webtransport.Options{Authorize: func(context.Context, *transport.Request) (any, error) {
+	l := listen(t, srv.Server, Options{Authorize: func(context.Context, *transport.Request) (any, error) {
 		asked.Add(1)
 		return nil, transport.Refuse("expired")
-	}}})
+	}})
 	ctx := testCtx(t)
 
-	rep := fallback.Report{Mapping: transport.WebTransport} // Dial must overwrite it
+	rep := Report{Mapping: transport.WebTransport} // Dial must overwrite it
 	_, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256), WithWebSocketFallback(""), WithReport(&rep))
 	var te *tio.Error
 	if !errors.As(err, &te) || te.Code != wire.Unauthorized {
 		t.Fatalf("refused dial: %v, want WT_UNAUTHORIZED", err)
 	}
-	if rep != (fallback.Report{}) {
+	if rep != (Report{}) {
 		t.Fatalf("report %+v, want no mapping and no fallback", rep)
 	}
 	if n := asked.Load(); n != 1 {
@@ -82,16 +81,40 @@ func TestSpec10_3_NoFallbackUnlessAsked(t *testing.T) {
 	l := listen(t, srv.Server, Options{})
 	proxy := newTCPProxy(t, l.TCPAddr().String())
 	ctx := testCtx(t)
-	var rep fallback.Report
+	var rep Report
 	_, err := Dial(ctx, "https://"+proxy.addr()+"/echo", contract,
 		WithTransport(webtransport.DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond}),
 		WithReport(&rep))
-	if wire.CodeOf(err) != wire.UDPUnreachable || rep != (fallback.Report{}) {
+	if wire.CodeOf(err) != wire.UDPUnreachable || rep != (Report{}) {
 		t.Fatalf("dial: %v, report %+v; want WT_UDP_UNREACHABLE and no fallback", err, rep)
 	}
 	select {
 	case p := <-srv.peers:
 		t.Fatalf("a session reached the server: %s", p.ID())
 	default:
+	}
+}
+
+// §10.3: WithDevCertificate pins a local development server from its
+// manifest, over either mapping, with no hash given; away from loopback it
+// is WT_DEV_ONLY before anything is dialled.
+func TestSpec10_3_WithDevCertificatePinsFromTheManifest(t *testing.T) {
+	srv := newTestServer(t)
+	l := listen(t, srv.Server, Options{})
+	ctx := testCtx(t)
+	c, err := Dial(ctx, l.URL(), contract, WithDevCertificate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.peer(t)
+	_ = c.Close(tio.NoError, "done")
+	ws, err := DialWebSocket(ctx, l.WebSocketURL(), contract, WithDevCertificate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.peer(t)
+	_ = ws.Close(tio.NoError, "done")
+	if _, err := Dial(ctx, "https://192.0.2.7:4433/echo", contract, WithDevCertificate()); wire.CodeOf(err) != wire.DevOnly {
+		t.Fatalf("a dev pin from a non-loopback host: %v, want WT_DEV_ONLY", err)
 	}
 }

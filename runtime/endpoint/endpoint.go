@@ -1,6 +1,6 @@
 // Package endpoint is the session layer between generated code and the
 // transports. Dial opens a client session, WebTransport first and the
-// WebSocket mapping as a fallback when asked (§2, §3.3, runtime/fallback);
+// WebSocket mapping as a fallback when asked (§2, §3.3, ShouldFallBack);
 // DialWebSocket opens one over the WebSocket mapping alone. Listen serves a
 // tio.Server on both mappings at once: WebTransport over HTTP/3 on UDP and
 // the WebSocket mapping on the same address's TCP side, at the same path,
@@ -18,7 +18,6 @@ import (
 	"crypto/tls"
 	"net/url"
 
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/websocket"
@@ -37,7 +36,9 @@ type dialConfig struct {
 	// URL from the WebTransport one.
 	fallback    bool
 	fallbackURL string
-	report      *fallback.Report
+	report      *Report
+	// devPin is set by WithDevCertificate.
+	devPin bool
 }
 
 // WithCertHashes pins the server certificate by the SHA-256 of its DER
@@ -46,6 +47,18 @@ type dialConfig struct {
 // pin covers wss:// too, unless WithWebSocket brings its own TLSConfig.
 func WithCertHashes(hashes ...[32]byte) DialOption {
 	return func(c *dialConfig) { c.transport.CertHashes = append(c.transport.CertHashes, hashes...) }
+}
+
+// WithDevCertificate pins the development certificate a local server
+// serves (runtime/devcert): before dialing, the client fetches the pin from
+// the server's manifest at /.well-known/transport-io-dev over HTTPS, as a
+// page's connectDev does, so no hash is copied by hand. The host must be
+// loopback (WT_DEV_ONLY otherwise); an expired certificate is
+// WT_CERT_EXPIRED. The pin covers the WebSocket mapping too. For local
+// development only: elsewhere, verify the server against its certificate
+// authority.
+func WithDevCertificate() DialOption {
+	return func(c *dialConfig) { c.devPin = true }
 }
 
 // WithTransport replaces the WebTransport dial options (keeping hashes
@@ -70,7 +83,7 @@ func WithSession(o tio.Options) DialOption {
 // WithWebSocketFallback makes Dial try the WebSocket mapping at wsURL
 // (ws:// or wss://) when no WebTransport session can be had: WT_NO_SUPPORT,
 // WT_HANDSHAKE_FAILED, WT_UDP_UNREACHABLE, or a WebTransport session on
-// which no handshake arrived (WT_HANDSHAKE_TIMEOUT) — fallback.ShouldFallBack
+// which no handshake arrived (WT_HANDSHAKE_TIMEOUT) — ShouldFallBack
 // decides. A refusal (WT_UNAUTHORIZED) or any other answer of the server is
 // returned as it is. An empty wsURL derives it from Dial's URL:
 // https://host:port/path?query becomes wss://host:port/path?query, the
@@ -82,7 +95,7 @@ func WithWebSocketFallback(wsURL string) DialOption {
 // WithReport makes Dial fill in r with which mapping carries the session
 // and, after a fallback, the WebTransport error that caused it. It is filled
 // in when Dial fails too.
-func WithReport(r *fallback.Report) DialOption {
+func WithReport(r *Report) DialOption {
 	return func(c *dialConfig) { c.report = r }
 }
 
@@ -92,6 +105,20 @@ func newDialConfig(opts []DialOption) dialConfig {
 		o(&cfg)
 	}
 	return cfg
+}
+
+// pinDev adds the development pin of the server at url when
+// WithDevCertificate asked for it.
+func (c *dialConfig) pinDev(ctx context.Context, url string) error {
+	if !c.devPin {
+		return nil
+	}
+	pin, err := webtransport.DevPin(ctx, url, c.transport.Clock)
+	if err != nil {
+		return err
+	}
+	c.transport.CertHashes = append(c.transport.CertHashes, pin)
+	return nil
 }
 
 // webSocketOptions are the WebSocket dial options, completed from the
@@ -121,7 +148,10 @@ func (c *dialConfig) webSocketOptions() websocket.DialOptions {
 // reason.
 func Dial(ctx context.Context, url string, contract *tio.Contract, opts ...DialOption) (*tio.Client, error) {
 	cfg := newDialConfig(opts)
-	var ws fallback.Attempt
+	if err := cfg.pinDev(ctx, url); err != nil {
+		return nil, err
+	}
+	var ws attempt
 	if cfg.fallback {
 		wsURL := cfg.fallbackURL
 		if wsURL == "" {
@@ -130,9 +160,9 @@ func Dial(ctx context.Context, url string, contract *tio.Contract, opts ...DialO
 				return nil, err
 			}
 		}
-		ws = fallback.WebSocket(wsURL, cfg.webSocketOptions(), contract, cfg.session)
+		ws = webSocketAttempt(wsURL, cfg.webSocketOptions(), contract, cfg.session)
 	}
-	cl, rep, err := fallback.Dial(ctx, fallback.WebTransport(url, cfg.transport, contract, cfg.session), ws)
+	cl, rep, err := dialFallback(ctx, webTransportAttempt(url, cfg.transport, contract, cfg.session), ws)
 	if cfg.report != nil {
 		*cfg.report = rep
 	}
@@ -151,9 +181,12 @@ func DialWebSocket(ctx context.Context, url string, contract *tio.Contract, opts
 	if url == "" {
 		return nil, wire.Errorf(wire.HandshakeFailed, "DialWebSocket needs a ws:// or wss:// URL")
 	}
-	cl, err := fallback.WebSocket(url, cfg.webSocketOptions(), contract, cfg.session)(ctx)
+	if err := cfg.pinDev(ctx, url); err != nil {
+		return nil, err
+	}
+	cl, err := webSocketAttempt(url, cfg.webSocketOptions(), contract, cfg.session)(ctx)
 	if cfg.report != nil {
-		*cfg.report = fallback.Report{}
+		*cfg.report = Report{}
 		if err == nil {
 			cfg.report.Mapping = transport.WebSocket
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -18,12 +17,12 @@ func TestListenAndDial(t *testing.T) {
 	l := listen(t, srv.Server, Options{})
 	ctx := testCtx(t)
 
-	var rep fallback.Report
+	var rep Report
 	c, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256), WithReport(&rep))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep != (fallback.Report{Mapping: transport.WebTransport}) {
+	if rep != (Report{Mapping: transport.WebTransport}) {
 		t.Fatalf("report %+v, want WebTransport without fallback", rep)
 	}
 	resp, err := c.Call(ctx, evEcho, []byte("hi"))

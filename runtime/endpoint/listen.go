@@ -2,11 +2,17 @@ package endpoint
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/devcert"
 
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -14,24 +20,79 @@ import (
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
 
-// Options configure Listen: the WebTransport listener (Addr, Path,
-// TLSConfig or Dev, Authorize, limits) and the WebSocket mapping, which is
-// served on the listener's TCP side at the same Path, behind the same
-// Authorize and AuthorizeTimeout, with the same MaxSessions bound (one per
-// mapping) and Logger. Handler is set by Listen. TCPHandler still serves
-// every other path of the TCP side.
+// Options configure Listen: one listener serving WebTransport over
+// HTTP/3 on UDP and the WebSocket mapping on the same address's TCP side,
+// at the same path, through one door (transport.Door: Authorize,
+// AuthorizeTimeout and MaxSessions apply to each mapping alike). Addr, Path
+// and one of TLSConfig or Dev are required; the zero value of every other
+// field is the spec's value or this package's default. The per-session
+// limits (calls, handshake deadline) are the tio.Server's: they are
+// configured once, in tio.ServerOptions.
 type Options struct {
-	webtransport.Options
+	// Addr is host:port for both UDP and TCP. Port 0 picks a port free on
+	// both.
+	Addr string
+	// Path is the request path sessions open on either mapping, e.g.
+	// "/chat".
+	Path string
+	// TLSConfig carries the server's certificates.
+	TLSConfig *tls.Config
+	// Dev serves a development certificate instead of TLSConfig
+	// (runtime/devcert): the listener must bind loopback (else
+	// WT_DEV_ONLY) and serves the pin at /.well-known/transport-io-dev,
+	// where WithDevCertificate finds it.
+	Dev *devcert.Cert
+
+	// Authorize decides each peer before its session is accepted, on
+	// either mapping (§4, §4.3); nil accepts everyone. Refuse refuses.
+	Authorize AuthorizeFunc
+	// AuthorizeTimeout bounds one Authorize call; 0 means
+	// transport.DefaultAuthorizeTimeout (5 s).
+	AuthorizeTimeout time.Duration
+	// MaxSessions bounds the sessions open at once on each mapping; a
+	// request over it gets HTTP 503. 0 means transport.DefaultMaxSessions.
+	MaxSessions int
+
+	// CheckOrigin decides the Origin of a browser's WebTransport request;
+	// nil admits every origin (browsers send no ambient credentials with
+	// one, so Authorize is the door). webtransport.AllowOrigins builds one.
+	CheckOrigin func(r *http.Request) bool
+	// WebSocketOrigins lists the origins a browser's WebSocket upgrade may
+	// come from besides the server's own host: browsers attach cookies to
+	// cross-site upgrades, so other origins are refused unless listed.
+	WebSocketOrigins []string
+	// TCPHandler serves every other path of the TCP (HTTPS) side; nil
+	// answers 404.
+	TCPHandler http.Handler
+
+	// IdleTimeout is QUIC's idle timeout, after which a silent
+	// WebTransport path is a lost connection; 0 means 30 s.
+	IdleTimeout time.Duration
+	// CloseGrace is how long a WebTransport close waits for the peer's
+	// answer before tearing down; 0 means 2 s.
+	CloseGrace time.Duration
 	// WebSocket tunes every WebSocket session: the §3.3 keepalive and idle
 	// intervals, message size, close grace. The zero value is the spec's
 	// values.
 	WebSocket websocket.Options
-	// WebSocketOrigins lists the origins a browser's WebSocket upgrade may
-	// come from besides the server's own host (websocket.Handler's
-	// OriginPatterns): browsers attach cookies to cross-site upgrades, so
-	// other origins are refused unless listed.
-	WebSocketOrigins []string
+	// Clock runs the close grace; nil is the wall clock.
+	Clock clock.Clock
+	// Logger receives operational events; nil is slog.Default(). Query
+	// strings are never logged.
+	Logger *slog.Logger
 }
+
+// AuthorizeFunc decides a peer at the door (transport.AuthorizeFunc).
+type AuthorizeFunc = transport.AuthorizeFunc
+
+// Request is what Authorize sees of the request that opened a session
+// (transport.Request). Its Query may carry a credential: never log it.
+type Request = transport.Request
+
+// Refuse returns the Authorize error that refuses a peer with reason: the
+// session closes WT_UNAUTHORIZED with it before the peer sees anything
+// (§4). An empty reason is "refused"; a longer one than 123 bytes is cut.
+func Refuse(reason string) error { return transport.Refuse(reason) }
 
 // Listener serves one tio.Server on both mappings.
 type Listener struct {
@@ -45,9 +106,8 @@ type Listener struct {
 // Authorize returned (Peer.Data); a peer Authorize refuses is closed
 // WT_UNAUTHORIZED with the reason before it sees frame 0 (§4), on either
 // mapping. The per-session limits (MaxCalls, HandshakeTimeout) are srv's
-// (tio.Options), and the listener takes them from there, replacing any set
-// in opts, so they are configured once. Shut the listener down, then close
-// srv.
+// (tio.Options), and the listener takes them from there, so they are
+// configured once. Shut the listener down, then close srv.
 func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 	serve := func(conn transport.Conn, _ *transport.Request, data any) {
 		_ = srv.Serve(conn, data)
@@ -62,12 +122,25 @@ func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 		OriginPatterns:   opts.WebSocketOrigins,
 		Logger:           opts.Logger,
 	}
-	wtOpts := opts.Options
 	limits := srv.Options()
-	wtOpts.MaxCalls, wtOpts.HandshakeTimeout = limits.MaxCalls, limits.HandshakeTimeout
-	wtOpts.Handler = serve
-	wtOpts.TCPHandler = pathSplit(opts.Path, ws, opts.TCPHandler)
-	wt, err := webtransport.Listen(wtOpts)
+	wt, err := webtransport.Listen(webtransport.Options{
+		Addr:             opts.Addr,
+		Path:             opts.Path,
+		TLSConfig:        opts.TLSConfig,
+		Dev:              opts.Dev,
+		Authorize:        opts.Authorize,
+		AuthorizeTimeout: opts.AuthorizeTimeout,
+		Handler:          serve,
+		CheckOrigin:      opts.CheckOrigin,
+		TCPHandler:       pathSplit(opts.Path, ws, opts.TCPHandler),
+		MaxSessions:      opts.MaxSessions,
+		MaxCalls:         limits.MaxCalls,
+		HandshakeTimeout: limits.HandshakeTimeout,
+		IdleTimeout:      opts.IdleTimeout,
+		CloseGrace:       opts.CloseGrace,
+		Clock:            opts.Clock,
+		Logger:           opts.Logger,
+	})
 	if err != nil {
 		return nil, err
 	}

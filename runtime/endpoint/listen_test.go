@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transport-io/tiogen/runtime/fallback"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -52,13 +50,13 @@ func TestSpec3_3_ListenServesBothMappingsToOneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	wtPeer := srv.peer(t)
-	var rep fallback.Report
+	var rep Report
 	wsc, err := DialWebSocket(ctx, l.WebSocketURL(), contract, WithCertHashes(cert(t).SHA256), WithReport(&rep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wsPeer := srv.peer(t)
-	if rep != (fallback.Report{Mapping: transport.WebSocket}) {
+	if rep != (Report{Mapping: transport.WebSocket}) {
 		t.Fatalf("report %+v, want the WebSocket mapping without fallback", rep)
 	}
 	if wtPeer.ID() == wsPeer.ID() {
@@ -113,13 +111,13 @@ func TestSpec3_3_ListenServesBothMappingsToOneServer(t *testing.T) {
 func TestSpec4_OneAuthorizeForBothMappings(t *testing.T) {
 	srv := newTestServer(t)
 	seen := make(chan *transport.Request, 4)
-	l := listen(t, srv.Server, Options{Options: webtransport.Options{Authorize: func(_ context.Context, r *transport.Request) (any, error) {
+	l := listen(t, srv.Server, Options{Authorize: func(_ context.Context, r *transport.Request) (any, error) {
 		seen <- r
 		if r.Query.Get("token") != "good" {
 			return nil, transport.Refuse("bad-token")
 		}
 		return "user-1", nil
-	}}})
+	}})
 	ctx := testCtx(t)
 	pin := WithCertHashes(cert(t).SHA256)
 
@@ -151,7 +149,7 @@ func TestSpec4_OneAuthorizeForBothMappings(t *testing.T) {
 // Close stops both mappings at once: the sessions of each end.
 func TestListenerCloseEndsSessionsOfBothMappings(t *testing.T) {
 	srv := newTestServer(t)
-	l, err := Listen(srv.Server, Options{Options: webtransport.Options{Addr: "127.0.0.1:0", Path: "/echo", Dev: cert(t)}})
+	l, err := Listen(srv.Server, Options{Addr: "127.0.0.1:0", Path: "/echo", Dev: cert(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

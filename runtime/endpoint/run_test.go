@@ -13,7 +13,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -83,7 +82,7 @@ func (stoppedTimer) Reset(time.Duration) bool { return false }
 
 var (
 	errHandshake = wire.Errorf(wire.HandshakeFailed, "no route")
-	errLost      = wire.Errorf(wire.NoError, "the connection was lost")
+	errLost      = wire.Errorf(wire.SessionClosed, "the connection was lost")
 	errRefused   = wire.Errorf(wire.Unauthorized, "bad-token")
 )
 
@@ -126,7 +125,7 @@ func TestRunReconnectIsOffUnlessAsked(t *testing.T) {
 	}
 }
 
-// Issue 4: jittered exponential backoff between a minimum and a maximum,
+// Jittered exponential backoff between a minimum and a maximum,
 // starting over once a session was established.
 func TestRunBackoffIsBoundedAndResetsAfterASession(t *testing.T) {
 	const lo, hi = 100 * time.Millisecond, 800 * time.Millisecond
@@ -251,8 +250,8 @@ func TestSpec11_RunReconnectsAfterALostConnectionWithANewSession(t *testing.T) {
 	first := <-sessions
 	p1 := srv.peer(t)
 	proxy.cut()
-	if err := first.c.Wait(); wire.CodeOf(err) != wire.NoError {
-		t.Fatalf("the lost session ended %v, want WT_NO_ERROR (§11)", err)
+	if err := first.c.Wait(); wire.CodeOf(err) != wire.SessionClosed || !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("the lost session ended %v, want WT_SESSION_CLOSED, lost (§11)", err)
 	}
 	second := <-sessions
 	p2 := srv.peer(t)
@@ -271,8 +270,8 @@ func TestSpec11_RunReconnectsAfterALostConnectionWithANewSession(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run returned %v", err)
 	}
-	if len(after) != 1 || wire.CodeOf(after[0]) != wire.NoError {
-		t.Fatalf("OnRetry was told %v, want the lost session's WT_NO_ERROR", after)
+	if len(after) != 1 || wire.CodeOf(after[0]) != wire.SessionClosed {
+		t.Fatalf("OnRetry was told %v, want the lost session's WT_SESSION_CLOSED", after)
 	}
 	if err := second.c.Err(); wire.CodeOf(err) != wire.NoError || !strings.Contains(err.Error(), ClosedByApplication) {
 		t.Fatalf("the last session ended %v, want Run's WT_NO_ERROR close", err)
@@ -284,12 +283,12 @@ func TestSpec11_RunReconnectsAfterALostConnectionWithANewSession(t *testing.T) {
 func TestSpec4_RunOverWebTransportStopsOnUnauthorized(t *testing.T) {
 	srv := newTestServer(t)
 	var asked atomic.Int32
-	l := listen(t, srv.Server, Options{Options: webtransport.Options{Authorize: func(context.Context, *transport.Request) (any, error) {
+	l := listen(t, srv.Server, Options{Authorize: func(context.Context, *transport.Request) (any, error) {
 		if asked.Add(1) > 2 {
 			return nil, transport.Refuse("revoked")
 		}
 		return nil, nil
-	}}})
+	}})
 	hanging := make(chan struct{}, 4)
 	srv.HandleCall(evHang, func(ctx context.Context, _ *tio.Peer, _ []byte) ([]byte, error) {
 		hanging <- struct{}{}

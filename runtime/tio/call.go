@@ -53,6 +53,10 @@ func (s *session) call(ctx context.Context, event uint32, req []byte) ([]byte, e
 				abandon(st)
 				return nil, Errorf(wire.ProtocolError, "%s", codecMismatch(ev, true, f.Codec))
 			}
+			if !f.Codec.Carries(f.Payload) {
+				abandon(st)
+				return nil, Errorf(wire.ProtocolError, "%s", notUTF8(ev, true))
+			}
 			// Any number of responses is accepted (§3.2); the first is
 			// the answer.
 			if !got {
@@ -100,6 +104,11 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 				if f.Codec != ev.Result {
 					abandon(st)
 					yield(nil, Errorf(wire.ProtocolError, "%s", codecMismatch(ev, true, f.Codec)))
+					return
+				}
+				if !f.Codec.Carries(f.Payload) {
+					abandon(st)
+					yield(nil, Errorf(wire.ProtocolError, "%s", notUTF8(ev, true)))
 					return
 				}
 				if !yield(f.Payload, nil) {

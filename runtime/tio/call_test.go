@@ -544,7 +544,10 @@ func TestSpec11_PendingCallsRejectSessionClosed(t *testing.T) {
 	}
 }
 
-func TestSpec11_LostConnectionReportsNoError(t *testing.T) {
+// §11: a lost connection carries no code; it is reported as
+// WT_SESSION_CLOSED "the connection was lost", never as WT_NO_ERROR, on
+// both sides, and its SessionEnd is Lost, not Normal.
+func TestSpec11_LostConnectionIsNotNoError(t *testing.T) {
 	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
 	errc := make(chan error, 1)
 	go func() {
@@ -555,13 +558,32 @@ func TestSpec11_LostConnectionReportsNoError(t *testing.T) {
 	p.link.Lose()
 	wantCode(t, <-errc, wire.SessionClosed)
 	waitDone(t, p.client.Done())
-	wantCode(t, p.client.Err(), wire.NoError)
-	if !strings.Contains(p.client.Err().Error(), "lost") {
-		t.Fatalf("err %v", p.client.Err())
-	}
 	err := <-p.served
 	p.served <- err
-	wantCode(t, err, wire.NoError)
+	for side, err := range map[string]error{"client": p.client.Err(), "server": err} {
+		wantCode(t, err, wire.SessionClosed)
+		var end *SessionEnd
+		if !errors.As(err, &end) || !end.Lost || end.Normal() || end.Code != "" {
+			t.Fatalf("%s: %v wraps %+v, want a lost SessionEnd", side, err, end)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "lost") || strings.Contains(msg, string(wire.NoError)) {
+			t.Fatalf("%s: %q, want it worded as a lost connection", side, msg)
+		}
+	}
+}
+
+// §10.2: a WT_NO_ERROR close from the server is a normal end for the
+// client, with the server's reason.
+func TestSpec10_2_ServerShutdownIsNormalEnd(t *testing.T) {
+	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
+	if err := p.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p.client.Done())
+	var end *SessionEnd
+	if err := p.client.Err(); !errors.As(err, &end) || !end.Normal() || !end.ByPeer || end.Reason != ShutdownReason {
+		t.Fatalf("client ended with %v (%+v), want a normal close by the peer with %q", err, end, ShutdownReason)
+	}
 }
 
 func TestSpec11_CloseCodeAndReasonReported(t *testing.T) {

@@ -208,6 +208,10 @@ func (s *session) receiveDatagram(b []byte) bool {
 		s.closeWith(wire.CloseProtocolError, codecMismatch(ev, false, d.Codec))
 		return false
 	}
+	if !d.Codec.Carries(d.Payload) {
+		s.closeWith(wire.CloseProtocolError, notUTF8(ev, false))
+		return false
+	}
 	if !ev.sentBy(s.role.peer()) {
 		s.stats.directionDropped.Add(1)
 		return true

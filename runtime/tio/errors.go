@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/transport-io/tiogen/runtime/transport"
+
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -62,24 +64,64 @@ func callErrorOf(err error) wire.CallError {
 	return wire.CallError{Code: wire.HandlerError, Message: err.Error()}
 }
 
+// SessionEnd is how a session ended: the close and who sent it, or a lost
+// connection. The error a session's Err and Wait report wraps one:
+//
+//	var end *tio.SessionEnd
+//	if errors.As(err, &end) && end.Normal() { ... }
+type SessionEnd struct {
+	// Code is the §10.2 code of the close; "" when the connection was
+	// lost, which carries no code (§11).
+	Code Code
+	// Reason is the close's reason, as the closing side gave it.
+	Reason string
+	// ByPeer is true when the peer closed the session.
+	ByPeer bool
+	// Lost is true when the session ended without a close from either
+	// side: a killed process or a dead path.
+	Lost bool
+}
+
+// Normal reports a WT_NO_ERROR close: the end of a session that did what
+// it was for, such as a server shutting down (ShutdownReason) or a client
+// leaving. A lost connection is not normal.
+func (e *SessionEnd) Normal() bool { return !e.Lost && e.Code == wire.NoError }
+
+func (e *SessionEnd) Error() string {
+	if e.Lost {
+		return "the connection was lost"
+	}
+	who := "this side"
+	if e.ByPeer {
+		who = "the peer"
+	}
+	msg := fmt.Sprintf("session closed by %s", who)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// ShutdownReason is the reason of the WT_NO_ERROR close a server sends to
+// every open session when it shuts down, on either mapping.
+const ShutdownReason = transport.ShutdownReason
+
 // closeError describes how a session ended, as the error pending operations
-// and Err report: the close code and reason, or WT_NO_ERROR for a lost
-// connection (§11).
+// and Err report: the close code and reason, or, for a lost connection,
+// WT_SESSION_CLOSED (the loss carries no code, §11, and is no WT_NO_ERROR).
 func closeError(code uint32, reason string, remote, lost bool) *Error {
 	if lost {
-		return &Error{Code: wire.NoError, Message: "the connection was lost", Remedy: "Reconnect; nothing is resumed (§11)."}
+		return &Error{
+			Code:    wire.SessionClosed,
+			Message: "the connection was lost: no close arrived (a killed process or a dead path)",
+			Remedy:  "Reconnect; nothing is resumed (§11).",
+			Err:     &SessionEnd{Lost: true},
+		}
 	}
 	name := wire.SessionCodeName(code)
 	if name == "" {
 		name = Code(fmt.Sprintf("WT_CLOSE_%d", code))
 	}
-	who := "this side"
-	if remote {
-		who = "the peer"
-	}
-	msg := fmt.Sprintf("session closed by %s", who)
-	if reason != "" {
-		msg += ": " + reason
-	}
-	return &Error{Code: name, Message: msg, Remedy: name.Remedy()}
+	end := &SessionEnd{Code: name, Reason: reason, ByPeer: remote}
+	return &Error{Code: name, Message: end.Error(), Remedy: name.Remedy(), Err: end}
 }

@@ -4,15 +4,16 @@ import (
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 // Spec defaults (§4.1, §9, §10.1, §6.6, §3.3, §7.2).
 const (
 	// DefaultHandshakeTimeout is the handshake deadline (§4.1).
-	DefaultHandshakeTimeout = 5000 * time.Millisecond
+	DefaultHandshakeTimeout = wire.HandshakeDeadline
 	// DefaultMaxCalls is the concurrent inbound call streams a session
 	// serves; the next is reset WT_TOO_MANY_STREAMS (§10.1).
-	DefaultMaxCalls = 256
+	DefaultMaxCalls = wire.MaxCalls
 	// EmitQueueFrames bounds a peer's emit queue (§9).
 	EmitQueueFrames = 256
 	// InitialCredit is a responder's starting credit (§6.6).

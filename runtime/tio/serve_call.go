@@ -165,6 +165,9 @@ func (s *session) checkRequest(f wire.Frame) (*Event, *wire.CallError) {
 	if f.Codec != ev.Payload {
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: codecMismatch(ev, false, f.Codec)}
 	}
+	if !f.Codec.Carries(f.Payload) {
+		return nil, &wire.CallError{Code: wire.ProtocolError, Message: notUTF8(ev, false)}
+	}
 	if !ev.sentBy(s.role.peer()) {
 		s.stats.directionDropped.Add(1)
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("event '%s' is a call, which only the client makes", ev.Name)}

@@ -187,7 +187,8 @@ func (srv *Server) HandleStream(event uint32, h StreamHandler) {
 }
 
 // Serve runs one session on conn until it ends and returns how it ended:
-// an *Error with the close code, WT_NO_ERROR for a lost connection (§11).
+// an *Error with the close code, WT_SESSION_CLOSED for a lost connection
+// (§11), wrapping a *SessionEnd.
 // data is what the listener's authorize attached (Peer.Data). It matches
 // transport.SessionHandler: func(c, r, d) { srv.Serve(c, d) }.
 func (srv *Server) Serve(conn transport.Conn, data any) error {
@@ -217,7 +218,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	}
 	srv.mu.Unlock()
 	if closed {
-		_ = conn.Close(wire.CloseNoError, "server closed")
+		_ = conn.Close(wire.CloseNoError, ShutdownReason)
 		return Errorf(wire.SessionClosed, "the server is closed")
 	}
 	if fenced {
@@ -239,7 +240,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	return p.err
 }
 
-// Close closes every session with WT_NO_ERROR, refuses new ones and leaves
+// Close closes every session with WT_NO_ERROR and ShutdownReason, refuses new ones and leaves
 // the adapter (closing it if the server made it). Serve calls return as
 // their sessions end.
 func (srv *Server) Close() error {
@@ -255,7 +256,7 @@ func (srv *Server) Close() error {
 	}
 	srv.mu.Unlock()
 	for _, p := range peers {
-		p.closeWith(wire.CloseNoError, "server closed")
+		p.closeWith(wire.CloseNoError, ShutdownReason)
 	}
 	srv.unsub()
 	srv.unevents()

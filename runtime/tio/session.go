@@ -65,6 +65,7 @@ type session struct {
 	hsMu     sync.Mutex
 	hsState  hsState
 	hsDone   chan struct{} // closed once the peer's handshake is accepted
+	hsSent   chan struct{} // closed once this side's handshake was written, or could not be
 	hsTimer  clock.Timer
 	features []string
 
@@ -131,6 +132,7 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 		owner:    o,
 		q:        newEmitQueue(EmitQueueFrames),
 		hsDone:   make(chan struct{}),
+		hsSent:   make(chan struct{}),
 		ended:    make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -189,10 +191,11 @@ func (s *session) watch() {
 	s.cancel()
 	s.q.shutdown()
 	s.dg.shutdown()
+	// A handshake already read off the stream when the close arrived is
+	// still accepted: it came first on the wire, and the server's
+	// OnSession then precedes its OnSessionEnd for a peer that did
+	// handshake. Only the deadline fails the handshake.
 	s.hsMu.Lock()
-	if s.hsState == hsPending {
-		s.hsState = hsFailed
-	}
 	if s.hsTimer != nil {
 		s.hsTimer.Stop()
 	}
@@ -238,9 +241,37 @@ func (s *session) closeSession(code Code, reason string) error {
 	if !ok {
 		return Errorf(ProtocolError, "%s is not a session close code (§10.2)", code)
 	}
+	s.awaitHandshakeSent()
 	s.closeWith(n, reason)
+	<-s.conn.Released()
 	return nil
 }
+
+// awaitHandshakeSent waits until the writer has handed this side's
+// handshake to the transport, the session ended, or handshakeSendBound
+// passed: a handshake stuck behind flow control never holds a close for
+// longer. The bound is no spec timer, so it runs on the wall clock, and a
+// test's fake clock cannot hold a close for ever.
+func (s *session) awaitHandshakeSent() {
+	select {
+	case <-s.hsSent:
+		return
+	case <-s.ended:
+		return
+	default:
+	}
+	t := time.NewTimer(handshakeSendBound)
+	defer t.Stop()
+	select {
+	case <-s.hsSent:
+	case <-s.ended:
+	case <-t.C:
+	}
+}
+
+// handshakeSendBound bounds how long Close waits for this side's handshake
+// to be written.
+const handshakeSendBound = time.Second
 
 // endErr is Client.Err and Peer.Err.
 func (s *session) endErr() error {
@@ -441,12 +472,15 @@ func (s *session) writeLoop() {
 	defer s.wg.Done()
 	st, err := s.conn.OpenEmit(s.ctx)
 	if err != nil {
+		close(s.hsSent)
 		if !s.isEnded() && !transportEnded(err) {
 			s.closeWith(wire.CloseProtocolError, "cannot open the emit stream: "+err.Error())
 		}
 		return
 	}
-	if _, err := st.Write(s.hsFrame); err != nil {
+	_, err = st.Write(s.hsFrame)
+	close(s.hsSent)
+	if err != nil {
 		s.writeFailed(err)
 		return
 	}
@@ -674,6 +708,10 @@ func (s *session) receiveEmit(f wire.Frame) bool {
 		s.closeWith(wire.CloseProtocolError, codecMismatch(ev, false, f.Codec))
 		return false
 	}
+	if !f.Codec.Carries(f.Payload) {
+		s.closeWith(wire.CloseProtocolError, notUTF8(ev, false))
+		return false
+	}
 	if !ev.sentBy(s.role.peer()) {
 		s.stats.directionDropped.Add(1)
 		return true
@@ -695,4 +733,10 @@ func codecMismatch(ev *Event, result bool, got wire.Codec) string {
 		want = ev.Result
 	}
 	return fmt.Sprintf("event '%s' %s slot is %s; the frame carries %s (§5.3)", ev.Name, ev.slotName(result), want, got)
+}
+
+// notUTF8 is the §5.3 reason for a JSON slot whose payload is not UTF-8:
+// it names the event and the slot.
+func notUTF8(ev *Event, result bool) string {
+	return fmt.Sprintf("event '%s' %s slot is UTF-8 JSON; the payload is not UTF-8 (§5.3)", ev.Name, ev.slotName(result))
 }

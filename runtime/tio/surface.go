@@ -60,14 +60,21 @@ func (c *Client) Stream(ctx context.Context, event uint32, req []byte) iter.Seq2
 
 // Close ends the session with a §10.2 code (WT_NO_ERROR for a normal close)
 // and a reason of at most 1024 bytes. The session is over at once: frames
-// still queued are not sent (§3.3). Closing a closed session does nothing.
+// still queued are not sent (§3.3). Close returns once the close has been
+// delivered, or the transport's close grace (2 s by default) passed: a
+// process may exit as soon as Close returns and the peer still learns the
+// code and reason. A session closed right after it was established first
+// finishes writing its handshake (§4.1), so the peer knows whom the close
+// is from. Closing a closed session waits the same way and does nothing
+// more.
 func (c *Client) Close(code Code, reason string) error { return c.closeSession(code, reason) }
 
 // Done is closed once the session has ended.
 func (c *Client) Done() <-chan struct{} { return c.ended }
 
 // Err reports how the session ended: the close code and reason, or
-// WT_NO_ERROR for a lost connection (§11). It is nil while the session runs.
+// WT_SESSION_CLOSED for a lost connection, which carries no code (§11); it
+// wraps a *SessionEnd. It is nil while the session runs.
 func (c *Client) Err() error { return c.endErr() }
 
 // Features are the feature tokens both peers support (§4.2), known once the

@@ -75,11 +75,18 @@ type Conn interface {
 	// bytes (the transport cuts a longer one, and the WebSocket mapping cuts
 	// it to 123 bytes on a character boundary). The first close wins; later
 	// calls do nothing. Close returns once the close is on its way; it does
-	// not wait for the peer.
+	// not wait for the peer (Released does).
 	Close(code uint32, reason string) error
 	// Done is closed once the session has ended for any reason: a local
 	// close, the peer's close, or a lost connection. It always fires.
 	Done() <-chan struct{}
+	// Released is closed after Done, once the transport has let go of the
+	// session: after a local close, when the peer answered the close (so
+	// its code and reason were delivered) or the transport's close grace
+	// passed; after the peer's close or a loss, as soon as the connection
+	// is torn down. A process that exits before Released may lose its
+	// close on the way.
+	Released() <-chan struct{}
 	// CloseInfo reports how the session ended. It is meaningful once Done is
 	// closed.
 	CloseInfo() CloseInfo
@@ -94,8 +101,9 @@ type CloseInfo struct {
 	// Remote is true when the peer closed the session.
 	Remote bool
 	// Lost is true when the session ended without a close from either side:
-	// a killed process or a dead path. Code is then WT_NO_ERROR (§11), and a
-	// transport's own code for a lost connection is never reported.
+	// a killed process or a dead path. Code and Reason are then zero and
+	// mean nothing (a loss carries no code, §11), and a transport's own code
+	// for a lost connection is never reported.
 	Lost bool
 }
 

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"slices"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 // Codec is how one event slot's values become payload bytes and back
@@ -43,8 +46,13 @@ var (
 )
 
 // Parse implements Codec: exactly one JSON value, surrounded by nothing but
-// white space.
+// white space, in UTF-8 (codec 0x01 is UTF-8 JSON, §5.3: invalid UTF-8 is
+// refused, never replaced).
 func (c JSON[T]) Parse(b []byte) (T, error) {
+	if !utf8.Valid(b) {
+		var zero T
+		return zero, wire.Errorf(wire.ValidationFailed, "the payload is not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)")
+	}
 	d := decoders.Get().(*Decoder)
 	*d = Decoder{b: b}
 	v := c.Decode(d)

@@ -108,6 +108,8 @@ func TestSpec6_4_ValidationNamesFieldPath(t *testing.T) {
 		{`{"title":"t" "tags":[]}`, "is not valid JSON: expected ',' or '}'"},
 		{``, "the payload must be an object, not nothing"},
 		{`{"title":"\ud800","tags":[],"kind":"plain","x":01}`, "is not valid JSON: bad number '01'"},
+		{"{\"title\":\"\xff\",\"tags\":[],\"kind\":\"plain\"}", "the payload is not UTF-8"},
+		{"{\"title\":\"t\",\"tags\":[],\"kind\":\"plain\",\"extra\":\"\xff\"}", "the payload is not UTF-8"},
 	} {
 		_, err := codecNote.Parse([]byte(tc.in))
 		if err == nil {

@@ -161,11 +161,12 @@ func (d *Decoder) rawString(want string) ([]byte, bool) {
 }
 
 // unquote turns a quoted JSON string into its value: directly when it has
-// no escapes and is valid UTF-8, otherwise through encoding/json, which
-// implements every escape and replaces invalid UTF-8.
+// no escapes, otherwise through encoding/json, which implements every
+// escape. Parse refused a payload that is not UTF-8 before, so nothing is
+// replaced here.
 func (d *Decoder) unquote(quoted []byte) string {
 	inner := quoted[1 : len(quoted)-1]
-	plain := utf8.Valid(inner)
+	plain := true
 	for _, c := range inner {
 		if c == '\\' {
 			plain = false

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 )
 
 // FrameType is the type byte of a stream frame (§5.2).
@@ -107,6 +108,12 @@ const (
 
 // Known reports whether c is a codec version 0 accepts.
 func (c Codec) Known() bool { return c == CodecJSON || c == CodecBytes }
+
+// Carries reports whether payload may travel in codec c: codec 0x01 is
+// UTF-8 JSON (§5.3), so a JSON payload that is not UTF-8 is a protocol
+// error, never text to repair; bytes (0x02) carry anything. Whether the
+// JSON is well formed is the decoder's to judge.
+func (c Codec) Carries(payload []byte) bool { return c != CodecJSON || utf8.Valid(payload) }
 
 func (c Codec) String() string {
 	switch c {

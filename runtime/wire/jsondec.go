@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The strict JSON readers below back the JSON control payloads (§4.1, §6.4,
@@ -18,6 +19,11 @@ import (
 // member, in order, with the member's raw value. A key given twice, a
 // non-object or anything after the object is an error.
 func decodeObject(b []byte, field func(key string, raw []byte) error) error {
+	// encoding/json would replace invalid UTF-8 with U+FFFD; control
+	// frames are UTF-8 JSON (§5.3), so it is refused instead.
+	if !utf8.Valid(b) {
+		return errors.New("not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	tok, err := dec.Token()

@@ -17,8 +17,7 @@ var (
 
 // sessionCase is one rule broken on the emit lane and the close it earns.
 // Every case sends its bytes right after the session opens; the cases are
-// shared by both mappings, so the emit lane cannot drift between them
-// (issue 6's parity rule).
+// shared by both mappings, so the emit lane cannot drift between them.
 type sessionCase struct {
 	name     string
 	mappings []string

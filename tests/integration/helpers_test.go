@@ -1,6 +1,3 @@
-// Package integration runs Go clients against the conformance server over
-// real QUIC and real WebSocket on 127.0.0.1 (issue 4 and 6): every lane and
-// every event of testdata/conformance/conformance.tio.
 package integration
 
 import (

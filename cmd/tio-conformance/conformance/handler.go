@@ -13,7 +13,7 @@ import (
 const MaxCount = 1_000_000
 
 // behaviour is the conformance server's fixed answer to every event of the
-// contract (issue 4). It embeds no UnimplementedHandler: an event added to
+// contract. It embeds no UnimplementedHandler: an event added to
 // conformance.tio does not compile until it has a behaviour here. Payloads
 // arrive validated by the generated codecs; one that fails is answered
 // WT_VALIDATION_FAILED (a CALL_ERROR for a call, a counted drop for an emit

@@ -1,6 +1,6 @@
 // Package conformance is the conformance server of transport-io: the
 // contract of testdata/conformance/conformance.tio served with fixed
-// behaviour (issue 4), over WebTransport and the WebSocket mapping on one
+// behaviour, over WebTransport and the WebSocket mapping on one
 // address, so any peer can be tested against this implementation.
 //
 // Its Go API (types, Contract, Handler, Server, Client) is generated from
@@ -27,7 +27,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/websocket"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -138,14 +137,12 @@ func Listen(cfg Config) (*Listener, error) {
 
 func (l *Listener) listenBoth(cfg Config) error {
 	both, err := endpoint.Listen(l.engine.Runtime(), endpoint.Options{
-		Options: webtransport.Options{
-			Addr:      cfg.Addr,
-			Path:      Path,
-			TLSConfig: cfg.TLSConfig,
-			Dev:       cfg.Dev,
-			Authorize: authorizeToken(cfg.Token),
-			Logger:    cfg.Logger,
-		},
+		Addr:             cfg.Addr,
+		Path:             Path,
+		TLSConfig:        cfg.TLSConfig,
+		Dev:              cfg.Dev,
+		Authorize:        authorizeToken(cfg.Token),
+		Logger:           cfg.Logger,
 		WebSocket:        cfg.WebSocket,
 		WebSocketOrigins: anyOrigin,
 	})

@@ -2,7 +2,12 @@
 // history call), prints what others say, sends the lines it reads from
 // stdin, and saves with "/save TEXT".
 //
-//	go run ./examples/chat/client -url https://127.0.0.1:4433/chat -hash HEX -name ann
+//	go run ./examples/chat/client -url https://127.0.0.1:4433/chat -name ann
+//
+// On loopback the client pins the server's development certificate from
+// the manifest the server serves (endpoint.WithDevCertificate); -hash pins
+// a given SHA-256 instead, and a server elsewhere is verified against the
+// system roots.
 //
 // -fallback dials the WebSocket mapping (wss:// at the same address) when
 // WebTransport cannot be had; -websocket dials it alone. It has no calls
@@ -18,6 +23,8 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -25,7 +32,7 @@ import (
 
 	"github.com/transport-io/tiogen/examples/chat"
 	"github.com/transport-io/tiogen/runtime/endpoint"
-	"github.com/transport-io/tiogen/runtime/fallback"
+	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
@@ -35,7 +42,7 @@ var errLeft = errors.New("stdin closed")
 
 func main() {
 	url := flag.String("url", "https://127.0.0.1:4433/chat", "the server's session `URL`")
-	hash := flag.String("hash", "", "SHA-256 `hex` of the server's development certificate, as the server prints it")
+	hash := flag.String("hash", "", "SHA-256 `hex` of the server's certificate to pin (default on loopback: fetched from the server's development manifest)")
 	name := flag.String("name", "", "your `name` in the room (required)")
 	room := flag.String("room", "lobby", "the `room` to join")
 	withFallback := flag.Bool("fallback", false, "fall back to the WebSocket mapping when WebTransport cannot be had")
@@ -48,12 +55,15 @@ func main() {
 	}
 	log.SetFlags(0)
 	var opts []endpoint.DialOption
-	if *hash != "" {
+	switch {
+	case *hash != "":
 		pin, err := webtransport.HashFromHex(*hash)
 		if err != nil {
 			log.Fatalf("-hash: %v", err)
 		}
 		opts = append(opts, endpoint.WithCertHashes(pin))
+	case onLoopback(*url):
+		opts = append(opts, endpoint.WithDevCertificate())
 	}
 	if *withFallback {
 		opts = append(opts, endpoint.WithWebSocketFallback(""))
@@ -83,7 +93,7 @@ func main() {
 			mapping = transport.WebSocket
 			return chat.NewClient(c), nil
 		}
-		var rep fallback.Report
+		var rep endpoint.Report
 		c, err := chat.Dial(ctx, *url, append(opts, endpoint.WithReport(&rep))...)
 		if err != nil {
 			return nil, err
@@ -105,7 +115,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := endpoint.Run(ctx, dial, session, again); err != nil && !errors.Is(err, errLeft) && !errors.Is(err, context.Canceled) {
+	err := endpoint.Run(ctx, dial, session, again)
+	var end *tio.SessionEnd
+	switch {
+	case err == nil, errors.Is(err, errLeft), errors.Is(err, context.Canceled):
+	case errors.As(err, &end) && end.Normal() && end.ByPeer:
+		// A WT_NO_ERROR close from the server is a normal end, not a
+		// failure: say why and exit 0.
+		if end.Reason == tio.ShutdownReason {
+			fmt.Println("the server is shutting down; bye")
+		} else {
+			fmt.Printf("the server ended the session (%s); bye\n", end.Reason)
+		}
+	default:
 		log.Fatal(err)
 	}
 }
@@ -153,4 +175,15 @@ func chatIn(ctx context.Context, c *chat.Client, mapping transport.Mapping, room
 			}
 		}
 	}
+}
+
+// onLoopback reports whether the session URL's host is this machine, where
+// a development server serves its certificate's pin.
+func onLoopback(sessionURL string) bool {
+	u, err := neturl.Parse(sessionURL)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())
 }

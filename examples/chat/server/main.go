@@ -22,7 +22,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
 
 func main() {
@@ -35,7 +34,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := endpoint.Options{Options: webtransport.Options{Addr: *addr, Path: "/chat", Dev: cert}}
+	opts := endpoint.Options{Addr: *addr, Path: "/chat", Dev: cert}
 	rooms := newRooms()
 	// Per-session limits (calls, handshake deadline) are the server's: the
 	// spec's values unless set in tio.ServerOptions; the listener follows.
@@ -64,7 +63,7 @@ func main() {
 	fmt.Printf("chat server on %s\n", l.URL())
 	fmt.Printf("websocket mapping on %s\n", l.WebSocketURL())
 	fmt.Printf("certificate sha-256 %s (development certificate, valid until %s)\n", cert.Hex(), cert.NotAfter().UTC().Format(time.RFC3339))
-	fmt.Printf("connect: go run ./examples/chat/client -url %s -hash %s -name ann\n", l.URL(), cert.Hex())
+	fmt.Printf("connect: go run ./examples/chat/client -url %s -name ann\n", l.URL())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

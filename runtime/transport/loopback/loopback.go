@@ -319,6 +319,10 @@ func (c *Conn) Close(code uint32, reason string) error {
 // Done is closed once the session has ended, for both sides at once.
 func (c *Conn) Done() <-chan struct{} { return c.link.done }
 
+// Released is Done: both sides learn of the close at once, so nothing is
+// left to deliver.
+func (c *Conn) Released() <-chan struct{} { return c.link.done }
+
 // CloseInfo reports how the session ended, seen from this side.
 func (c *Conn) CloseInfo() transport.CloseInfo {
 	c.link.mu.Lock()

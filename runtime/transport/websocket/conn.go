@@ -160,6 +160,10 @@ func (c *conn) Close(code uint32, reason string) error {
 
 func (c *conn) Done() <-chan struct{} { return c.done }
 
+// Released fires once the socket is closed: after a local close, once the
+// closing handshake completed or CloseGrace passed.
+func (c *conn) Released() <-chan struct{} { return c.finished }
+
 func (c *conn) CloseInfo() transport.CloseInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()

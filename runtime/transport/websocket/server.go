@@ -3,7 +3,6 @@ package websocket
 import (
 	"bufio"
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,29 +12,14 @@ import (
 	cws "github.com/coder/websocket"
 
 	"github.com/transport-io/tiogen/runtime/transport"
-	"github.com/transport-io/tiogen/runtime/wire"
-)
-
-// The server's defaults, the same as the WebTransport listener's.
-const (
-	// DefaultMaxSessions bounds the sessions a Handler holds at once,
-	// refused ones still delivering their refusal included.
-	DefaultMaxSessions = 10000
-	// DefaultAuthorizeTimeout bounds one Authorize call; past it the
-	// session closes as "authorize failed".
-	DefaultAuthorizeTimeout = 5 * time.Second
-	// AuthorizeFailedReason closes, as WT_NO_ERROR, a session whose
-	// Authorize reached no decision (§4).
-	AuthorizeFailedReason = "authorize failed"
-	// ShutdownReason closes the sessions still open at Shutdown.
-	ShutdownReason = "server shutting down"
 )
 
 // Handler is the server side of the mapping: an http.Handler, mounted on
 // the server's TCP (HTTPS) side, that upgrades requests at Path to
-// WebSocket sessions. It decides each peer with Authorize exactly as the
-// WebTransport listener does (§4, §4.3), and hands each accepted session to
-// OnSession. A Handler must not be copied after first use.
+// WebSocket sessions. It decides each peer with Authorize through the same
+// door (transport.Door) as the WebTransport listener (§4, §4.3), and hands
+// each accepted session to OnSession. A Handler must not be copied after
+// first use; its fields are read once, at its first request.
 //
 // Origin checking: a browser sends its page's origin with every WebSocket
 // upgrade and attaches the site's cookies whatever that origin is, and
@@ -54,32 +38,40 @@ type Handler struct {
 	// address and the headers, cookies included.
 	Authorize transport.AuthorizeFunc
 	// AuthorizeTimeout bounds one Authorize call (its context's deadline);
-	// 0 means DefaultAuthorizeTimeout.
+	// 0 means transport.DefaultAuthorizeTimeout.
 	AuthorizeTimeout time.Duration
+	// MaxSessions bounds sessions held at once; a request over it gets
+	// HTTP 503 before the upgrade. 0 means transport.DefaultMaxSessions.
+	MaxSessions int
+	// Logger receives authorize failures; nil is slog.Default(). Query
+	// strings are never logged.
+	Logger *slog.Logger
 	// OnSession runs for each accepted session, on the request's
 	// goroutine. When it returns, a session still open is closed
 	// WT_NO_ERROR.
 	OnSession transport.SessionHandler
 	// Options tunes every session.
 	Options Options
-	// MaxSessions bounds sessions held at once; a request over it gets
-	// HTTP 503 before the upgrade. 0 means DefaultMaxSessions.
-	MaxSessions int
 	// OriginPatterns lists origins admitted besides the request's own host,
 	// as coder/websocket's AcceptOptions.OriginPatterns ("example.com",
 	// "*.example.com", "https://app.example.com").
 	OriginPatterns []string
 	// InsecureSkipOriginCheck admits requests from every origin.
 	InsecureSkipOriginCheck bool
-	// Logger receives authorize failures; nil is slog.Default(). Query
-	// strings are never logged.
-	Logger *slog.Logger
 
-	mu           sync.Mutex
-	shuttingDown bool
-	open         int // requests counted against MaxSessions
-	live         map[*conn]struct{}
-	sessions     sync.WaitGroup
+	doorOnce sync.Once
+	door     *transport.Door
+}
+
+// theDoor is the door built from the Handler's fields at first use.
+func (h *Handler) theDoor() *transport.Door {
+	h.doorOnce.Do(func() {
+		opts := transport.DoorOptions{Authorize: h.Authorize, AuthorizeTimeout: h.AuthorizeTimeout, MaxSessions: h.MaxSessions, Logger: h.Logger}
+		h.door = transport.NewDoor(opts, func(c transport.Conn, req *transport.Request, data any) {
+			h.OnSession(c, req, data)
+		})
+	})
+	return h.door
 }
 
 // ServeHTTP upgrades the request, decides the peer and runs the session
@@ -97,148 +89,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no session handler is configured", http.StatusInternalServerError)
 		return
 	}
-	if !h.acquire() {
+	door := h.theDoor()
+	if !door.Enter() {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "session limit reached or shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.release()
-
 	hj := &hijackRecorder{ResponseWriter: w}
 	ws, err := cws.Accept(hj, r, &cws.AcceptOptions{
 		OriginPatterns:     h.OriginPatterns,
 		InsecureSkipVerify: h.InsecureSkipOriginCheck,
 	})
 	if err != nil {
+		door.Leave()
 		return // Accept answered the request with the error's status
 	}
 	req := &transport.Request{Path: r.URL.Path, Query: r.URL.Query(), RemoteAddr: r.RemoteAddr, Header: r.Header}
 	// The request's context stays valid until ServeHTTP returns, even after
 	// the hijack (net/http, Hijacker).
-	data, authErr := h.decide(r.Context(), req)
-
-	c := newConn(ws, hj.conn, h.Options)
-	defer func() { <-c.finished }()
-	if !h.track(c) {
-		_ = c.Close(wire.CloseNoError, ShutdownReason)
-		return
-	}
-	defer h.untrack(c)
-
-	var refusal *transport.Refusal
-	switch {
-	case errors.As(authErr, &refusal):
-		reason := refusal.Reason
-		if reason == "" {
-			reason = transport.DefaultRefusalReason
-		}
-		_ = c.Close(wire.CloseUnauthorized, reason)
-	case authErr != nil:
-		// No decision is no refusal: the next attempt may succeed (§4).
-		h.logger().Warn("websocket: authorize failed", "path", r.URL.Path, "remote", r.RemoteAddr,
-			"err", wire.Errorf(wire.NoError, "authorize: %w", authErr).Error())
-		_ = c.Close(wire.CloseNoError, AuthorizeFailedReason)
-	default:
-		defer c.Close(wire.CloseNoError, "") // also if OnSession panics
-		h.OnSession(c, req, data)
-	}
-}
-
-// decide runs Authorize within AuthorizeTimeout. A nil Authorize accepts.
-func (h *Handler) decide(ctx context.Context, req *transport.Request) (any, error) {
-	if h.Authorize == nil {
-		return nil, nil
-	}
-	timeout := h.AuthorizeTimeout
-	if timeout <= 0 {
-		timeout = DefaultAuthorizeTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return h.Authorize(ctx, req)
-}
-
-// acquire counts a request against MaxSessions, unless the handler is
-// shutting down or full.
-func (h *Handler) acquire() bool {
-	limit := h.MaxSessions
-	if limit <= 0 {
-		limit = DefaultMaxSessions
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.shuttingDown || h.open >= limit {
-		return false
-	}
-	if h.live == nil {
-		h.live = make(map[*conn]struct{})
-	}
-	h.open++
-	h.sessions.Add(1)
-	return true
-}
-
-func (h *Handler) release() {
-	h.mu.Lock()
-	h.open--
-	h.mu.Unlock()
-	h.sessions.Done()
-}
-
-// track records a session for Shutdown; it reports false once shutting
-// down.
-func (h *Handler) track(c *conn) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.shuttingDown {
-		return false
-	}
-	h.live[c] = struct{}{}
-	return true
-}
-
-func (h *Handler) untrack(c *conn) {
-	h.mu.Lock()
-	delete(h.live, c)
-	h.mu.Unlock()
-}
-
-func (h *Handler) logger() *slog.Logger {
-	l := h.Logger
-	if l == nil {
-		l = slog.Default()
-	}
-	return slog.New(transport.QuietQueries(l.Handler()))
+	data, authErr := door.Decide(r.Context(), req)
+	door.Serve(newConn(ws, hj.conn, h.Options), req, data, authErr)
 }
 
 // Shutdown stops accepting sessions (later requests get 503), closes every
-// open session WT_NO_ERROR with ShutdownReason, and waits until their
-// handlers returned and their sockets closed, or ctx ends. An http.Server's
-// own Shutdown does not reach these sessions: their connections were
-// hijacked.
-func (h *Handler) Shutdown(ctx context.Context) error {
-	h.mu.Lock()
-	h.shuttingDown = true
-	live := make([]*conn, 0, len(h.live))
-	for c := range h.live {
-		live = append(live, c)
-	}
-	h.mu.Unlock()
-	for _, c := range live {
-		_ = c.Close(wire.CloseNoError, ShutdownReason)
-	}
-	waited := make(chan struct{})
-	go func() {
-		h.sessions.Wait()
-		close(waited)
-	}()
-	select {
-	case <-waited:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// open session WT_NO_ERROR with transport.ShutdownReason, and waits until
+// their handlers returned and their sockets closed, or ctx ends. An
+// http.Server's own Shutdown does not reach these sessions: their
+// connections were hijacked.
+func (h *Handler) Shutdown(ctx context.Context) error { return h.theDoor().Shutdown(ctx) }
 
 // hijackRecorder keeps the TCP connection coder/websocket hijacks, so a
 // closing session can drop it after CloseGrace whatever the socket is

@@ -219,8 +219,8 @@ func TestSpec4_AuthorizeTimeoutClosesNoError(t *testing.T) {
 		Logger: quietLogger,
 	})
 	ws := rawDial(t, srv.url)
-	if msgs, ce := readUntilClose(t, ws); len(msgs) != 0 || ce.Code != 1000 || ce.Reason != AuthorizeFailedReason {
-		t.Fatalf("%d messages, close %d %q; want none and 1000 %q", len(msgs), ce.Code, ce.Reason, AuthorizeFailedReason)
+	if msgs, ce := readUntilClose(t, ws); len(msgs) != 0 || ce.Code != 1000 || ce.Reason != transport.AuthorizeFailedReason {
+		t.Fatalf("%d messages, close %d %q; want none and 1000 %q", len(msgs), ce.Code, ce.Reason, transport.AuthorizeFailedReason)
 	}
 }
 
@@ -263,7 +263,7 @@ func TestHandlerShutdownClosesSessions(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	waitDone(t, c)
-	want := transport.CloseInfo{Reason: ShutdownReason, Remote: true}
+	want := transport.CloseInfo{Reason: transport.ShutdownReason, Remote: true}
 	if info := c.CloseInfo(); info != want {
 		t.Fatalf("CloseInfo %+v, want %+v", info, want)
 	}

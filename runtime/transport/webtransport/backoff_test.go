@@ -56,7 +56,7 @@ func TestSpec4_NoReconnectAfterUnauthorized(t *testing.T) {
 	if !Final(transport.CloseInfo{Code: wire.CloseUnauthorized, Reason: "bad-token", Remote: true}) {
 		t.Fatal("WT_UNAUTHORIZED is not final")
 	}
-	for _, info := range []transport.CloseInfo{{Lost: true}, {Code: wire.CloseNoError, Reason: AuthorizeFailedReason, Remote: true}, {Code: wire.CloseIdleTimeout, Remote: true}} {
+	for _, info := range []transport.CloseInfo{{Lost: true}, {Code: wire.CloseNoError, Reason: transport.AuthorizeFailedReason, Remote: true}, {Code: wire.CloseIdleTimeout, Remote: true}} {
 		if Final(info) {
 			t.Fatalf("%+v is final", info)
 		}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,7 +56,7 @@ func rawDial(b testing.TB, url string, cert *devcert.Cert) *wt.Session {
 	b.Helper()
 	tr := &wt.Transport{TLSClientConfig: &tls.Config{
 		InsecureSkipVerify:    true,
-		VerifyPeerCertificate: verifyPinned([][32]byte{cert.SHA256}, clock.Real, new(atomic.Bool)),
+		VerifyPeerCertificate: verifyPinned([][32]byte{cert.SHA256}, clock.Real, new(pinRefusal)),
 	}}
 	_, sess, err := tr.Dial(context.Background(), url, nil)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -93,11 +94,11 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		host = net.JoinHostPort(u.Hostname(), "443")
 	}
 	clk := clock.Or(opts.Clock)
-	var expired atomic.Bool
+	var refused pinRefusal
 	tlsConf := &tls.Config{ServerName: u.Hostname(), RootCAs: opts.RootCAs}
 	if len(opts.CertHashes) > 0 {
 		tlsConf.InsecureSkipVerify = true // replaced by the pin check below
-		tlsConf.VerifyPeerCertificate = verifyPinned(opts.CertHashes, clk, &expired)
+		tlsConf.VerifyPeerCertificate = verifyPinned(opts.CertHashes, clk, &refused)
 	}
 	idle := orDuration(opts.IdleTimeout, DefaultIdleTimeout)
 
@@ -114,8 +115,18 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		KeepAlivePeriod:                  idle / 2,
 	})
 	if err != nil {
-		if expired.Load() {
+		if refused.expired.Load() {
 			return nil, wire.Errorf(wire.CertExpired, "the pinned certificate of %s has expired: %w", host, err)
+		}
+		if sum := refused.unpinned.Load(); sum != nil {
+			// The server answered over QUIC: UDP is fine, and probing HTTPS
+			// through the same pin would only fail the same way.
+			return nil, &wire.Error{
+				Code:    wire.HandshakeFailed,
+				Message: fmt.Sprintf("the certificate of %s (SHA-256 %x) matches no pinned hash", host, *sum),
+				Remedy:  "Pin the hash of the certificate the server serves now: a development server prints it and serves it at " + DevManifestPath + " (WithDevCertificate fetches it), and renews its certificate before it expires.",
+				Err:     err,
+			}
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -133,7 +144,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	if err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 		if rsp != nil {
-			return nil, wire.Errorf(wire.HandshakeFailed, "server %s answered the session request with HTTP %d", host, rsp.StatusCode)
+			return nil, sessionRequestRefused(host, u.Path, rsp.StatusCode)
 		}
 		return nil, wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, err)
 	}
@@ -144,7 +155,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 // lingerThenClose releases a client's QUIC connection once its session
 // ended. After a local close it first waits, up to the grace, for the server
 // to close the connection: closing it at once can overtake the close
-// capsule, and the server would see no code (FACTS.md).
+// capsule, and the server would see no code (TestSpec10_2_ClientCloseCodeAndReasonReachServer).
 func lingerThenClose(c *conn, grace time.Duration) {
 	if info := c.CloseInfo(); !info.Remote && !info.Lost {
 		t := time.NewTimer(grace)
@@ -157,33 +168,67 @@ func lingerThenClose(c *conn, grace time.Duration) {
 	c.qconn.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 }
 
-// handshakeFailure decides between WT_UDP_UNREACHABLE and
-// WT_HANDSHAKE_FAILED with one HEAD over HTTPS (§10.3). The probe never
-// carries the session URL's query.
-func handshakeFailure(ctx context.Context, host string, tlsConf *tls.Config, timeout time.Duration, cause error) error {
-	if probeWellKnown(ctx, host, tlsConf, timeout) {
-		return wire.Errorf(wire.UDPUnreachable, "the QUIC handshake with %s failed but it answers over HTTPS: %w", host, cause)
+// sessionRequestRefused names what an HTTP status answering the session
+// request means (the path never carries the query).
+func sessionRequestRefused(host, path string, status int) error {
+	e := &wire.Error{Code: wire.HandshakeFailed, Remedy: wire.HandshakeFailed.Remedy()}
+	switch status {
+	case http.StatusNotFound:
+		e.Message = fmt.Sprintf("server %s serves no WebTransport session at path %q (HTTP 404)", host, path)
+		e.Remedy = "Check the URL's path: it must be the path the server listens on."
+	case http.StatusForbidden:
+		e.Message = fmt.Sprintf("server %s refused the session request (HTTP 403): its origin check refused this client's Origin", host)
+		e.Remedy = "Add this page's origin to the server's allowed origins, or connect from one it allows."
+	case http.StatusServiceUnavailable:
+		e.Message = fmt.Sprintf("server %s is at its session limit or shutting down (HTTP 503)", host)
+		e.Remedy = "Retry later, with backoff."
+	default:
+		e.Message = fmt.Sprintf("server %s answered the session request with HTTP %d", host, status)
 	}
-	return wire.Errorf(wire.HandshakeFailed, "the QUIC handshake with %s failed and it does not answer over HTTPS: %w", host, cause)
+	return e
 }
 
-// probeWellKnown reports whether host answered HEAD /.well-known/transport-io
-// over HTTPS with a 2xx within timeout, verified as the session would be.
-func probeWellKnown(ctx context.Context, host string, tlsConf *tls.Config, timeout time.Duration) bool {
+// handshakeFailure decides between WT_UDP_UNREACHABLE and
+// WT_HANDSHAKE_FAILED with one HEAD over HTTPS (§10.3): UDP is named only
+// when the origin really answered the probe, with a 2xx. The probe never
+// carries the session URL's query.
+func handshakeFailure(ctx context.Context, host string, tlsConf *tls.Config, timeout time.Duration, cause error) error {
+	status, err := probeWellKnown(ctx, host, tlsConf, timeout)
+	switch {
+	case err == nil && status/100 == 2:
+		return wire.Errorf(wire.UDPUnreachable, "the QUIC handshake with %s failed but it answers over HTTPS: %w", host, cause)
+	case err == nil:
+		return &wire.Error{
+			Code:    wire.HandshakeFailed,
+			Message: fmt.Sprintf("the QUIC handshake with %s failed, and over HTTPS it answers HEAD %s with HTTP %d: no transport-io server there", host, WellKnownPath, status),
+			Remedy:  "Check the URL's host and port: they must be the transport-io server's.",
+			Err:     cause,
+		}
+	}
+	return wire.Errorf(wire.HandshakeFailed, "the QUIC handshake with %s failed and it does not answer over HTTPS either (%v): %w", host, err, cause)
+}
+
+// probeWellKnown sends HEAD /.well-known/transport-io over HTTPS within
+// timeout, verified as the session would be, and returns the status.
+func probeWellKnown(ctx context.Context, host string, tlsConf *tls.Config, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tr := &http.Transport{TLSClientConfig: tlsConf.Clone(), ForceAttemptHTTP2: true, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, "https://"+host+WellKnownPath, nil)
 	if err != nil {
-		return false
+		return 0, err
 	}
 	rsp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
-		return false
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return 0, ue.Err // the URL holds no query; its text adds nothing
+		}
+		return 0, err
 	}
 	rsp.Body.Close()
-	return rsp.StatusCode/100 == 2
+	return rsp.StatusCode, nil
 }
 
 // PinnedTLSConfig is a TLS client configuration that accepts exactly a
@@ -192,30 +237,32 @@ func probeWellKnown(ctx context.Context, host string, tlsConf *tls.Config, timeo
 // pin replaces chain and name checks, as a browser's serverCertificateHashes
 // does.
 func PinnedTLSConfig(pins [][32]byte, clk clock.Clock) *tls.Config {
-	var expired atomic.Bool
 	return &tls.Config{
 		InsecureSkipVerify:    true, // replaced by the pin check
-		VerifyPeerCertificate: verifyPinned(pins, clock.Or(clk), &expired),
+		VerifyPeerCertificate: verifyPinned(pins, clock.Or(clk), new(pinRefusal)),
 	}
+}
+
+// pinRefusal records why verifyPinned refused a certificate, for Dial's
+// error: a browser reports one error for all of them (§10.3
+// WT_HANDSHAKE_FAILED), a Go client can say which.
+type pinRefusal struct {
+	expired  atomic.Bool
+	unpinned atomic.Pointer[[32]byte] // the SHA-256 that matched no pin
 }
 
 // verifyPinned accepts a leaf certificate whose SHA-256 is pinned and which
 // a browser would accept pinned: valid now, for at most 14 days. It records
-// an expired pinned certificate, which Dial reports as WT_CERT_EXPIRED.
-func verifyPinned(pins [][32]byte, clk clock.Clock, expired *atomic.Bool) func([][]byte, [][]*x509.Certificate) error {
+// in refused an expired pinned certificate (WT_CERT_EXPIRED) and one that
+// matches no pin.
+func verifyPinned(pins [][32]byte, clk clock.Clock, refused *pinRefusal) func([][]byte, [][]*x509.Certificate) error {
 	return func(raw [][]byte, _ [][]*x509.Certificate) error {
 		if len(raw) == 0 {
 			return errors.New("webtransport: the server sent no certificate")
 		}
 		sum := sha256.Sum256(raw[0])
-		pinned := false
-		for _, p := range pins {
-			if p == sum {
-				pinned = true
-				break
-			}
-		}
-		if !pinned {
+		if !slices.Contains(pins, sum) {
+			refused.unpinned.Store(&sum)
 			return fmt.Errorf("webtransport: certificate SHA-256 %x matches no pinned hash", sum)
 		}
 		leaf, err := x509.ParseCertificate(raw[0])
@@ -224,7 +271,7 @@ func verifyPinned(pins [][32]byte, clk clock.Clock, expired *atomic.Bool) func([
 		}
 		now := clk.Now()
 		if now.After(leaf.NotAfter) {
-			expired.Store(true)
+			refused.expired.Store(true)
 			return fmt.Errorf("webtransport: pinned certificate expired at %v", leaf.NotAfter.UTC())
 		}
 		if now.Before(leaf.NotBefore) {

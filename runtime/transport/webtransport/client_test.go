@@ -10,7 +10,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +56,9 @@ func TestSpec10_3_UDPUnreachableVersusHandshakeFailed(t *testing.T) {
 	start := time.Now()
 	_, err = Dial(ctx5s(t), "https://"+dead+"/tio", opts)
 	wantCode(t, err, wire.HandshakeFailed)
+	if !contains(err.Error(), "does not answer over HTTPS") {
+		t.Fatalf("err = %v, want it to say nothing answers", err)
+	}
 	if time.Since(start) > opts.DialTimeout+ProbeTimeout+time.Second {
 		t.Fatalf("took %v", time.Since(start))
 	}
@@ -95,18 +97,43 @@ func TestSpec10_3_ExpiredPinnedCertificate(t *testing.T) {
 	wantCode(t, err, wire.CertExpired)
 }
 
-func TestWrongPinIsHandshakeFailed(t *testing.T) {
+// §10.3: a certificate that matches no pinned hash is WT_HANDSHAKE_FAILED
+// saying so, with the served hash; not "does not answer over HTTPS", and
+// never WT_UDP_UNREACHABLE (the server answered over QUIC).
+func TestSpec10_3_WrongPinSaysSo(t *testing.T) {
 	h := startServer(t, Options{})
 	other := mintCert(t)
 	opts := DialOptions{CertHashes: [][32]byte{other.SHA256}, DialTimeout: time.Second}
 	_, err := Dial(ctx5s(t), h.srv.URL(), opts)
-	// HTTPS answers, but only through the same pin, which fails too.
 	wantCode(t, err, wire.HandshakeFailed)
+	if msg := err.Error(); !contains(msg, "matches no pinned hash") || !contains(msg, h.cert.Hex()) || contains(msg, "HTTPS") {
+		t.Fatalf("err = %v, want it to name the unpinned certificate", err)
+	}
+}
+
+// §10.3: WT_UDP_UNREACHABLE only when the HTTPS probe really answered: an
+// HTTPS server that is no transport-io server (404 at the well-known path)
+// is WT_HANDSHAKE_FAILED naming that answer.
+func TestSpec10_3_ProbeAnsweredWithout2xxIsHandshakeFailed(t *testing.T) {
+	cert := mintCert(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.NotFoundHandler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	opts := DialOptions{CertHashes: [][32]byte{cert.SHA256}, DialTimeout: 300 * time.Millisecond}
+	_, err = Dial(ctx5s(t), "https://"+ln.Addr().String()+"/tio", opts)
+	wantCode(t, err, wire.HandshakeFailed)
+	if msg := err.Error(); !contains(msg, "HTTP 404") || !contains(msg, "no transport-io server") {
+		t.Fatalf("err = %v, want it to name the probe's 404", err)
+	}
 }
 
 func TestPinnedCertificateOverFourteenDaysRefused(t *testing.T) {
 	h := startServer(t, Options{})
-	verify := verifyPinned([][32]byte{h.cert.SHA256}, clock.Real, new(atomic.Bool))
+	verify := verifyPinned([][32]byte{h.cert.SHA256}, clock.Real, new(pinRefusal))
 	if err := verify([][]byte{h.cert.TLS.Certificate[0]}, nil); err != nil {
 		t.Fatalf("a 10-day pinned certificate refused: %v", err)
 	}
@@ -114,7 +141,7 @@ func TestPinnedCertificateOverFourteenDaysRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify = verifyPinned([][32]byte{twenty.sum}, clock.Real, new(atomic.Bool))
+	verify = verifyPinned([][32]byte{twenty.sum}, clock.Real, new(pinRefusal))
 	if err := verify([][]byte{twenty.der}, nil); err == nil || !contains(err.Error(), "14 days") {
 		t.Fatalf("a 20-day pinned certificate: %v", err)
 	}

@@ -54,7 +54,7 @@ func startProxy(t *testing.T, target *net.UDPAddr) *udpProxy {
 func (p *udpProxy) url() string { return "https://" + p.conn.LocalAddr().String() + "/tio" }
 
 // The server's close waits for the peer's answer, and only then releases the
-// session (FACTS.md: releasing it sooner races the capsule in Chromium).
+// session (releasing it sooner races the capsule in Chromium).
 func TestCloseEndsOnThePeersAnswer(t *testing.T) {
 	fake := clock.NewFake()
 	h := startServer(t, Options{Clock: fake})

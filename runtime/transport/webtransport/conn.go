@@ -48,7 +48,10 @@ type conn struct {
 	info     transport.CloseInfo
 	fallback clock.Timer
 
-	done chan struct{}
+	done     chan struct{}
+	released chan struct{} // closed once end returned
+
+	established time.Time // when the session was had, for closeSettle
 }
 
 func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
@@ -64,6 +67,8 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		clock:          clock.Or(clk),
 		end:            end,
 		done:           make(chan struct{}),
+		released:       make(chan struct{}),
+		established:    time.Now(),
 	}
 	c.maxDatagram.clk = c.clock
 	if connect != nil {
@@ -99,6 +104,7 @@ func (c *conn) settle() {
 	}
 	close(c.done)
 	c.end(c)
+	close(c.released)
 }
 
 // remoteCloseInfo reads how a session that this side did not close ended:
@@ -239,6 +245,10 @@ func (c *conn) Close(code uint32, reason string) error {
 		c.mu.Unlock()
 		// Client side: the library's close; a Go or browser server reads
 		// the capsule, and end keeps the connection open so it is delivered.
+		c.awaitRoundTrips()
+		if young := closeSettle - time.Since(c.established); young > 0 {
+			time.Sleep(young)
+		}
 		return c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	}
 	defer c.mu.Unlock()
@@ -252,11 +262,53 @@ func (c *conn) Close(code uint32, reason string) error {
 	return nil
 }
 
+// flushLimit bounds awaitRoundTrips.
+const flushLimit = 200 * time.Millisecond
+
+// closeSettle is the youngest a client's session is when its close goes
+// out: the server's reader is given that long from establishment to read
+// what arrived (the handshake), since the close capsule makes
+// webtransport-go abandon every stream at once, read or not.
+const closeSettle = 50 * time.Millisecond
+
+// awaitRoundTrips gives what this side wrote before a client's close two
+// round trips to reach the server. webtransport-go's close resets every
+// stream at once, dropping bytes not yet sent, and a server that reads the
+// close capsule first abandons the streams it has not read: a handshake
+// written just before the close was lost that way, and the server never
+// learnt whom the close was from. QUIC tells the application nothing of
+// acknowledgements, so each round trip is an empty datagram (the §7.2
+// probe, which receivers discard; it elicits an acknowledgement) sent, then
+// a packet received after it went out. Checked every millisecond, for at
+// most flushLimit in all.
+func (c *conn) awaitRoundTrips() {
+	deadline := time.Now().Add(flushLimit)
+	for range 2 {
+		before := c.qconn.ConnectionStats()
+		_ = c.sess.SendDatagram(nil)
+		sent, received := false, before.PacketsReceived
+		for !time.Now().After(deadline) {
+			select {
+			case <-c.qconn.Context().Done():
+				return
+			default:
+			}
+			now := c.qconn.ConnectionStats()
+			if !sent {
+				sent, received = now.PacketsSent > before.PacketsSent, now.PacketsReceived
+			} else if now.PacketsReceived > received {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // closeCapsuleFirst writes WT_CLOSE_SESSION on the CONNECT stream in one
 // write and finishes the stream, before anything that could make the peer
 // abandon the session. webtransport-go's own close sends STOP_SENDING, which
 // quic-go packs ahead of the capsule, and Chromium then reports "Connection
-// lost" instead of the code (FACTS.md). The library's close runs only after
+// lost" instead of the code (tests/browser shows it). The library's close runs only after
 // the peer answered with its FIN, or after the grace. It reports whether the
 // capsule was queued; when flow control blocks it the library's close is
 // the only way left.
@@ -269,6 +321,10 @@ func (c *conn) closeCapsuleFirst(code uint32, reason string) bool {
 }
 
 func (c *conn) Done() <-chan struct{} { return c.done }
+
+// Released fires once end returned: on a client after a local close, once
+// the server closed the connection (it read the close) or the grace passed.
+func (c *conn) Released() <-chan struct{} { return c.released }
 
 func (c *conn) CloseInfo() transport.CloseInfo {
 	c.mu.Lock()

@@ -252,7 +252,7 @@ func TestSpec10_2_ServerCloseCodeAndReasonReachClient(t *testing.T) {
 }
 
 // §10.2: a client close reaches the server: the connection stays open until
-// the close capsule was read (FACTS.md: Transport.Dial loses it).
+// the close capsule was read (closing it at once loses the capsule).
 func TestSpec10_2_ClientCloseCodeAndReasonReachServer(t *testing.T) {
 	h := startServer(t, Options{})
 	client, server := h.pair()

@@ -11,14 +11,15 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/transport"
 )
 
 // Defaults of the QUIC side's connection limits.
 const (
 	// DefaultMaxConnections bounds QUIC connections open at once, whether
-	// or not they carry a session: room for DefaultMaxSessions sessions
+	// or not they carry a session: room for transport.DefaultMaxSessions sessions
 	// and as many connections that have not asked for one yet.
-	DefaultMaxConnections = 2 * DefaultMaxSessions
+	DefaultMaxConnections = 2 * transport.DefaultMaxSessions
 	// DefaultRequestTimeout is how long a QUIC connection may go without a
 	// complete HTTP/3 request (the session request, or a GET of the
 	// well-known path): the HTTPS side gives a request header the same.

@@ -2,7 +2,7 @@
 // HTTP/3 (§2, §3): a listener that feeds sessions to a transport.SessionHandler
 // after the listener's authorize, and a Go client (Dial). Both give the engine
 // a transport.Conn. Built on quic-go and webtransport-go, with this package's
-// own close path so close codes reach browsers (FACTS.md).
+// own close path so close codes reach browsers (tests/browser).
 package webtransport
 
 import (
@@ -27,28 +27,19 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// Defaults of the listener's limits.
+// Defaults of the limits the engine enforces per session, and of QUIC's
+// idle timeout. The door's limits (sessions, authorize) are
+// transport.DefaultMaxSessions and transport.DefaultAuthorizeTimeout.
 const (
-	// DefaultMaxSessions bounds sessions open at once, refused ones still
-	// delivering their refusal included.
-	DefaultMaxSessions = 10000
 	// DefaultMaxCalls is §10.1's 256 concurrent call streams per session;
 	// the engine resets the excess with WT_TOO_MANY_STREAMS.
-	DefaultMaxCalls = 256
+	DefaultMaxCalls = wire.MaxCalls
 	// DefaultHandshakeTimeout is §4.1's 5000 ms handshake deadline, which
 	// the engine enforces.
-	DefaultHandshakeTimeout = 5000 * time.Millisecond
-	// DefaultAuthorizeTimeout bounds one authorize call; past it the
-	// session closes as "authorize failed".
-	DefaultAuthorizeTimeout = 5 * time.Second
+	DefaultHandshakeTimeout = wire.HandshakeDeadline
 	// DefaultIdleTimeout is the QUIC idle timeout: a silent path is
 	// reported as a lost connection after it.
 	DefaultIdleTimeout = 30 * time.Second
-	// AuthorizeFailedReason closes a session whose authorize reached no
-	// decision (§4), as WT_NO_ERROR.
-	AuthorizeFailedReason = "authorize failed"
-	// ShutdownReason closes the sessions still open at Shutdown.
-	ShutdownReason = "server shutting down"
 )
 
 // Options configure a listener. Addr, Path, Handler and one of TLSConfig or
@@ -71,7 +62,7 @@ type Options struct {
 	// Nil accepts everyone.
 	Authorize transport.AuthorizeFunc
 	// AuthorizeTimeout bounds one Authorize call; default
-	// DefaultAuthorizeTimeout.
+	// transport.DefaultAuthorizeTimeout.
 	AuthorizeTimeout time.Duration
 	// Handler receives each accepted session. When it returns, a session
 	// it left open is closed WT_NO_ERROR.
@@ -87,7 +78,7 @@ type Options struct {
 	TCPHandler http.Handler
 
 	// MaxSessions bounds sessions open at once; a request over it gets
-	// HTTP 503. Default DefaultMaxSessions.
+	// HTTP 503. Default transport.DefaultMaxSessions.
 	MaxSessions int
 	// MaxCalls is the per-session call cap the engine enforces; default
 	// DefaultMaxCalls. QUIC admits twice as many bidirectional streams so
@@ -140,15 +131,13 @@ func AllowOrigins(origins ...string) func(*http.Request) bool {
 
 // Server is a running listener.
 type Server struct {
-	path        string
-	url         string
-	limits      Limits
-	authorize   transport.AuthorizeFunc
-	authTimeout time.Duration
-	handler     transport.SessionHandler
-	grace       time.Duration
-	clock       clock.Clock
-	log         *slog.Logger
+	path   string
+	url    string
+	limits Limits
+	door   *transport.Door
+	grace  time.Duration
+	clock  clock.Clock
+	log    *slog.Logger
 
 	ports boundPorts
 	qtr   *quic.Transport
@@ -158,13 +147,8 @@ type Server struct {
 	site  *site // the HTTPS side's handler, minus TCPHandler on HTTP/3
 	conns *quicConns
 
-	mu           sync.Mutex
-	shuttingDown bool
-	open         int // slots taken, counted against MaxSessions
-	live         map[*conn]struct{}
-	sessions     sync.WaitGroup // slots and handlers
-	serving      sync.WaitGroup // accept loop, QUIC connections, HTTPS
-	closeOnce    sync.Once
+	serving   sync.WaitGroup // accept loop, QUIC connections, HTTPS
+	closeOnce sync.Once
 }
 
 type quicConnKey struct{}
@@ -202,25 +186,27 @@ func Listen(opts Options) (*Server, error) {
 	}
 
 	s := &Server{
-		path:        opts.Path,
-		authorize:   opts.Authorize,
-		authTimeout: orDuration(opts.AuthorizeTimeout, DefaultAuthorizeTimeout),
-		handler:     opts.Handler,
-		grace:       orDuration(opts.CloseGrace, DefaultCloseGrace),
-		clock:       clock.Or(opts.Clock),
-		log:         opts.Logger,
-		limits: Limits{
-			MaxSessions:      orInt(opts.MaxSessions, DefaultMaxSessions),
-			MaxCalls:         orInt(opts.MaxCalls, DefaultMaxCalls),
-			HandshakeTimeout: orDuration(opts.HandshakeTimeout, DefaultHandshakeTimeout),
-		},
-		live: make(map[*conn]struct{}),
+		path:  opts.Path,
+		grace: orDuration(opts.CloseGrace, DefaultCloseGrace),
+		clock: clock.Or(opts.Clock),
+		log:   opts.Logger,
 	}
 	s.conns = newQUICConns(s.clock, orInt(opts.MaxConnections, DefaultMaxConnections), orDuration(opts.RequestTimeout, DefaultRequestTimeout))
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.log = slog.New(transport.QuietQueries(s.log.Handler()))
+	s.door = transport.NewDoor(transport.DoorOptions{
+		Authorize:        opts.Authorize,
+		AuthorizeTimeout: opts.AuthorizeTimeout,
+		MaxSessions:      opts.MaxSessions,
+		Logger:           s.log,
+	}, opts.Handler)
+	s.limits = Limits{
+		MaxSessions:      s.door.MaxSessions(),
+		MaxCalls:         orInt(opts.MaxCalls, DefaultMaxCalls),
+		HandshakeTimeout: orDuration(opts.HandshakeTimeout, DefaultHandshakeTimeout),
+	}
 
 	s.ports, err = bindPorts(host, port)
 	if err != nil {
@@ -318,11 +304,7 @@ func (s *Server) Limits() Limits { return s.limits }
 
 // Sessions is the number of session slots taken now: requests being
 // decided, open sessions, and refused ones still delivering their refusal.
-func (s *Server) Sessions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.open
-}
+func (s *Server) Sessions() int { return s.door.Sessions() }
 
 func (s *Server) acceptQUIC() {
 	defer s.serving.Done()
@@ -344,28 +326,6 @@ func (s *Server) acceptQUIC() {
 	}
 }
 
-// acquire takes a session slot, counted against MaxSessions and waited for
-// by Shutdown from the request's arrival until the session's teardown; false
-// once full or shutting down.
-func (s *Server) acquire() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shuttingDown || s.open >= s.limits.MaxSessions {
-		return false
-	}
-	s.open++
-	s.sessions.Add(1)
-	return true
-}
-
-// release gives a slot back.
-func (s *Server) release() {
-	s.mu.Lock()
-	s.open--
-	s.mu.Unlock()
-	s.sessions.Done()
-}
-
 // serveConnect decides and upgrades one session request. The decision comes
 // first (§4.3); a refused or undecided peer is still upgraded, because a
 // WebTransport close is the only way to hand it a code and reason, and it is
@@ -375,18 +335,18 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !s.acquire() {
+	if !s.door.Enter() {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "session limit reached or shutting down", http.StatusServiceUnavailable)
 		return
 	}
 	req := &transport.Request{Path: r.URL.Path, Query: r.URL.Query(), RemoteAddr: r.RemoteAddr, Header: r.Header}
-	data, authErr := s.decide(r.Context(), req)
+	data, authErr := s.door.Decide(r.Context(), req)
 
 	cw := &connectWriter{ResponseWriter: w}
 	sess, err := s.wts.Upgrade(cw, r)
 	if err != nil {
-		s.release()
+		s.door.Leave()
 		if cw.str == nil { // nothing was sent yet: answer the request
 			status := http.StatusBadRequest
 			if !s.wts.CheckOrigin(r) {
@@ -399,49 +359,10 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	qc, _ := r.Context().Value(quicConnKey{}).(*quic.Conn)
 	c := newConn(sess, qc, cw.str, s.grace, s.clock, s.endSession)
-
-	s.mu.Lock()
-	s.live[c] = struct{}{}
-	late := s.shuttingDown // Shutdown began after this request arrived
-	var refusal *transport.Refusal
-	accepted := authErr == nil && !late
-	if accepted {
-		s.sessions.Add(1) // the handler; the slot keeps the count above zero
-	}
-	s.mu.Unlock()
-
-	switch {
-	case late:
-		_ = c.Close(wire.CloseNoError, ShutdownReason)
-	case errors.As(authErr, &refusal):
-		// §4: WT_UNAUTHORIZED with the application's reason, before frame 0.
-		_ = c.Close(wire.CloseUnauthorized, refusal.Reason)
-	case authErr != nil:
-		// §4: no decision is not a refusal; the next attempt may succeed.
-		s.log.Warn("webtransport: authorize failed", "path", r.URL.Path, "remote", r.RemoteAddr,
-			"err", wire.Errorf(wire.NoError, "authorize: %w", authErr).Error())
-		_ = c.Close(wire.CloseNoError, AuthorizeFailedReason)
-	default:
-		go func() {
-			defer s.sessions.Done()
-			s.handler(c, req, data)
-			_ = c.Close(wire.CloseNoError, "")
-		}()
-	}
+	go s.door.Serve(c, req, data, authErr)
 }
 
-// decide runs Authorize within AuthorizeTimeout. A nil Authorize accepts.
-func (s *Server) decide(ctx context.Context, req *transport.Request) (any, error) {
-	if s.authorize == nil {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.authTimeout)
-	defer cancel()
-	return s.authorize(ctx, req)
-}
-
-// endSession releases a session that ended: its slot, and its QUIC
-// connection (one session per connection, since webtransport-go's flow
+// endSession releases the QUIC connection of a session that ended (one session per connection, since webtransport-go's flow
 // control stays off). After this side's close the connection stays open for
 // the grace: closing it as soon as Chromium answered the close capsule makes
 // Chromium report "Connection lost" instead of the code, now and then. After
@@ -453,10 +374,6 @@ func (s *Server) endSession(c *conn) {
 	} else {
 		s.clock.AfterFunc(s.grace, closeConn)
 	}
-	s.mu.Lock()
-	delete(s.live, c)
-	s.mu.Unlock()
-	s.release()
 }
 
 // Shutdown stops accepting, closes every open session WT_NO_ERROR, waits for
@@ -464,29 +381,8 @@ func (s *Server) endSession(c *conn) {
 // releases both ports, so a restart in the same process can bind at once. It
 // returns ctx's error when the wait was cut short.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.shuttingDown = true
-	live := make([]*conn, 0, len(s.live))
-	for c := range s.live {
-		live = append(live, c)
-	}
-	s.mu.Unlock()
 	s.ln.Close()
-
-	for _, c := range live {
-		_ = c.Close(wire.CloseNoError, ShutdownReason)
-	}
-	waited := make(chan struct{})
-	go func() {
-		s.sessions.Wait()
-		close(waited)
-	}()
-	var err error
-	select {
-	case <-waited:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	err := s.door.Shutdown(ctx)
 	s.releasePorts()
 	return err
 }

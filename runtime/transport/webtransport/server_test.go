@@ -79,7 +79,7 @@ func TestSpec4_AuthorizeFailureIsNotARefusal(t *testing.T) {
 		},
 	})
 	got := waitDone(t, h.dial("?token=s3cret"))
-	if got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: AuthorizeFailedReason, Remote: true}) {
+	if got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.AuthorizeFailedReason, Remote: true}) {
 		t.Fatalf("CloseInfo = %+v", got)
 	}
 	if !contains(logs.String(), "authorize failed") {
@@ -98,7 +98,7 @@ func TestSpec4_AuthorizeTimeoutIsAFailure(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	})
-	if got := waitDone(t, h.dial("")); got.Code != wire.CloseNoError || got.Reason != AuthorizeFailedReason {
+	if got := waitDone(t, h.dial("")); got.Code != wire.CloseNoError || got.Reason != transport.AuthorizeFailedReason {
 		t.Fatalf("CloseInfo = %+v", got)
 	}
 }
@@ -293,7 +293,7 @@ func TestShutdownClosesSessionsAndReleasesPorts(t *testing.T) {
 	default:
 		t.Fatal("Shutdown returned before the handler")
 	}
-	if got := waitDone(t, client); got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: ShutdownReason, Remote: true}) {
+	if got := waitDone(t, client); got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.ShutdownReason, Remote: true}) {
 		t.Fatalf("client CloseInfo = %+v", got)
 	}
 	opts.Addr = srv.UDPAddr().String()
@@ -344,11 +344,13 @@ func TestMaxSessions(t *testing.T) {
 	h.accept()
 }
 
-func TestWrongPathIsNotFound(t *testing.T) {
+// §10.3: a session request at a path the server does not serve is HTTP 404,
+// reported as a wrong path with the path named (never its query).
+func TestSpec10_3_WrongPathSaysSo(t *testing.T) {
 	h := startServer(t, Options{})
-	_, err := Dial(ctx5s(t), "https://"+h.srv.UDPAddr().String()+"/other", h.dialOptions())
+	_, err := Dial(ctx5s(t), "https://"+h.srv.UDPAddr().String()+"/other?token=s3cret", h.dialOptions())
 	wantCode(t, err, wire.HandshakeFailed)
-	if !contains(err.Error(), "404") {
+	if msg := err.Error(); !contains(msg, "HTTP 404") || !contains(msg, `path "/other"`) || !contains(msg, "Check the URL's path") || contains(msg, "s3cret") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
 
 type handler struct{ chatapp.UnimplementedHandler }
@@ -32,7 +31,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := endpoint.Listen(srv.Runtime(), endpoint.Options{Options: webtransport.Options{Addr: "127.0.0.1:0", Path: "/chat", Dev: cert}})
+	l, err := endpoint.Listen(srv.Runtime(), endpoint.Options{Addr: "127.0.0.1:0", Path: "/chat", Dev: cert})
 	if err != nil {
 		log.Fatal(err)
 	}

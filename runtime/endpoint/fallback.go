@@ -1,9 +1,10 @@
-// Package fallback is a client's choice of mapping (§2, §3.3, §10.3):
-// WebTransport first, and the WebSocket mapping only when no WebTransport
-// session could be had at all. Once a server has answered over WebTransport
-// (a refusal, a contract mismatch, a close), its answer stands and nothing
-// is retried over the WebSocket.
-package fallback
+package endpoint
+
+// A client's choice of mapping (§2, §3.3, §10.3): WebTransport first, and
+// the WebSocket mapping only when no WebTransport session could be had at
+// all. Once a server has answered over WebTransport (a refusal, a contract
+// mismatch, a close), its answer stands and nothing is retried over the
+// WebSocket.
 
 import (
 	"context"
@@ -17,10 +18,10 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// Attempt opens one session on one mapping and returns once the server's
+// attempt opens one session on one mapping and returns once the server's
 // handshake was accepted (§4), as tio.NewClient does. Its errors carry their
 // WT_* codes.
-type Attempt func(ctx context.Context) (*tio.Client, error)
+type attempt func(ctx context.Context) (*tio.Client, error)
 
 // Report says which mapping a client ended up on and why.
 type Report struct {
@@ -50,14 +51,14 @@ func ShouldFallBack(err error) bool {
 	return false
 }
 
-// Dial runs webTransport and, when its error passes ShouldFallBack,
+// dialFallback runs webTransport and, when its error passes ShouldFallBack,
 // webSocket. A nil webSocket means no fallback is configured: the
 // WebTransport error is returned as it is. A nil webTransport means the
 // runtime has none (WT_NO_SUPPORT) and goes to the WebSocket at once. When
 // both fail, the error carries the WebSocket's code (the final answer) and
 // says what each mapping said; errors.Is finds either code. The Report is
 // filled in on failure too.
-func Dial(ctx context.Context, webTransport, webSocket Attempt) (*tio.Client, Report, error) {
+func dialFallback(ctx context.Context, webTransport, webSocket attempt) (*tio.Client, Report, error) {
 	var wtErr error
 	if webTransport == nil {
 		wtErr = wire.Errorf(wire.NoSupport, "this client has no WebTransport")
@@ -93,9 +94,9 @@ func bothFailed(wtErr, wsErr error) error {
 	}
 }
 
-// WebTransport is the Attempt that dials url over WebTransport and runs a
+// webTransportAttempt dials url over WebTransport and runs a
 // client of contract on the session.
-func WebTransport(url string, opts webtransport.DialOptions, contract *tio.Contract, session tio.Options) Attempt {
+func webTransportAttempt(url string, opts webtransport.DialOptions, contract *tio.Contract, session tio.Options) attempt {
 	return func(ctx context.Context) (*tio.Client, error) {
 		conn, err := webtransport.Dial(ctx, url, opts)
 		if err != nil {
@@ -105,10 +106,10 @@ func WebTransport(url string, opts webtransport.DialOptions, contract *tio.Contr
 	}
 }
 
-// WebSocket is the Attempt that dials url (ws:// or wss://) over the
+// webSocketAttempt dials url (ws:// or wss://) over the
 // WebSocket mapping and runs a client of contract on the session. An empty
 // url means no fallback is configured: it returns nil.
-func WebSocket(url string, opts websocket.DialOptions, contract *tio.Contract, session tio.Options) Attempt {
+func webSocketAttempt(url string, opts websocket.DialOptions, contract *tio.Contract, session tio.Options) attempt {
 	if url == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package fallback
+package endpoint
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// fake is an Attempt that records its calls and returns what it was given.
+// fake is an attempt that records its calls and returns what it was given.
 type fake struct {
 	calls  int
 	client *tio.Client
@@ -67,7 +67,7 @@ func TestSpec10_3_FallbackDecisionForEveryCode(t *testing.T) {
 			wtErr := wire.Errorf(tc.code, "the WebTransport attempt failed")
 			wt := &fake{err: wtErr}
 			ws := &fake{client: new(tio.Client)}
-			cl, rep, err := Dial(context.Background(), wt.attempt, ws.attempt)
+			cl, rep, err := dialFallback(context.Background(), wt.attempt, ws.attempt)
 			if got := ShouldFallBack(wtErr); got != tc.fallBack {
 				t.Fatalf("ShouldFallBack(%s) = %v, want %v", tc.code, got, tc.fallBack)
 			}
@@ -106,7 +106,7 @@ func TestErrorsWithoutACodeDoNotFallBack(t *testing.T) {
 	for _, wtErr := range []error{errors.New("boom"), context.Canceled, context.DeadlineExceeded} {
 		wt := &fake{err: wtErr}
 		ws := &fake{client: new(tio.Client)}
-		_, _, err := Dial(context.Background(), wt.attempt, ws.attempt)
+		_, _, err := dialFallback(context.Background(), wt.attempt, ws.attempt)
 		if ws.calls != 0 || err != wtErr {
 			t.Fatalf("%v: WebSocket attempted %d times, err %v", wtErr, ws.calls, err)
 		}
@@ -116,7 +116,7 @@ func TestErrorsWithoutACodeDoNotFallBack(t *testing.T) {
 func TestWebTransportSuccessNeverTriesWebSocket(t *testing.T) {
 	wt := &fake{client: new(tio.Client)}
 	ws := &fake{client: new(tio.Client)}
-	cl, rep, err := Dial(context.Background(), wt.attempt, ws.attempt)
+	cl, rep, err := dialFallback(context.Background(), wt.attempt, ws.attempt)
 	if err != nil || cl != wt.client || ws.calls != 0 {
 		t.Fatalf("client %p (want %p), err %v, WebSocket attempted %d times", cl, wt.client, err, ws.calls)
 	}
@@ -128,23 +128,23 @@ func TestWebTransportSuccessNeverTriesWebSocket(t *testing.T) {
 func TestSpec10_3_NoFallbackConfiguredReturnsTheWebTransportError(t *testing.T) {
 	wtErr := wire.Errorf(wire.UDPUnreachable, "QUIC is blocked")
 	wt := &fake{err: wtErr}
-	cl, rep, err := Dial(context.Background(), wt.attempt, nil)
+	cl, rep, err := dialFallback(context.Background(), wt.attempt, nil)
 	if cl != nil || err != wtErr || rep != (Report{}) {
 		t.Fatalf("client %p, err %v, report %+v", cl, err, rep)
 	}
-	if WebSocket("", websocket.DialOptions{}, nil, tio.Options{}) != nil {
+	if webSocketAttempt("", websocket.DialOptions{}, nil, tio.Options{}) != nil {
 		t.Fatal("WebSocket with no URL must be no fallback (nil)")
 	}
 }
 
 func TestSpec10_3_NoWebTransportGoesToWebSocket(t *testing.T) {
 	ws := &fake{client: new(tio.Client)}
-	cl, rep, err := Dial(context.Background(), nil, ws.attempt)
+	cl, rep, err := dialFallback(context.Background(), nil, ws.attempt)
 	if err != nil || cl != ws.client || !rep.FellBack || rep.Mapping != transport.WebSocket || wire.CodeOf(rep.Why) != wire.NoSupport {
 		t.Fatalf("client %p, err %v, report %+v", cl, err, rep)
 	}
 	// Neither mapping: unsupported on this runtime (§10.3).
-	if _, _, err := Dial(context.Background(), nil, nil); wire.CodeOf(err) != wire.NoSupport {
+	if _, _, err := dialFallback(context.Background(), nil, nil); wire.CodeOf(err) != wire.NoSupport {
 		t.Fatalf("Dial with no attempts: %v, want WT_NO_SUPPORT", err)
 	}
 }
@@ -154,7 +154,7 @@ func TestCancelledContextDoesNotFallBack(t *testing.T) {
 	wt := &fake{err: wire.Errorf(wire.HandshakeFailed, "gave up")}
 	ws := &fake{client: new(tio.Client)}
 	cancel()
-	_, _, err := Dial(ctx, wt.attempt, ws.attempt)
+	_, _, err := dialFallback(ctx, wt.attempt, ws.attempt)
 	if ws.calls != 0 || err != wt.err {
 		t.Fatalf("WebSocket attempted %d times after the caller cancelled; err %v", ws.calls, err)
 	}
@@ -165,7 +165,7 @@ func TestBothFailedSaysWhatEachMappingSaid(t *testing.T) {
 	wsErr := wire.Errorf(wire.Unauthorized, "session closed by the peer: expired")
 	wt := &fake{err: wtErr}
 	ws := &fake{err: wsErr}
-	cl, rep, err := Dial(context.Background(), wt.attempt, ws.attempt)
+	cl, rep, err := dialFallback(context.Background(), wt.attempt, ws.attempt)
 	if cl != nil || !rep.FellBack || rep.Mapping != 0 || rep.Why != wtErr {
 		t.Fatalf("client %p, report %+v", cl, rep)
 	}
@@ -191,7 +191,7 @@ func TestBothFailedSaysWhatEachMappingSaid(t *testing.T) {
 	}
 	// Without a code from the WebSocket side, the WebTransport's stands.
 	ws.err = errors.New("no route")
-	if _, _, err := Dial(context.Background(), wt.attempt, ws.attempt); wire.CodeOf(err) != wire.UDPUnreachable || !strings.Contains(err.Error(), "no route") {
+	if _, _, err := dialFallback(context.Background(), wt.attempt, ws.attempt); wire.CodeOf(err) != wire.UDPUnreachable || !strings.Contains(err.Error(), "no route") {
 		t.Fatalf("both failed, WebSocket without a code: %v", err)
 	}
 }

@@ -1,0 +1,213 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+// The door's limits and reasons, the same for every mapping's listener.
+const (
+	// DefaultMaxSessions bounds the sessions a listener holds at once,
+	// requests being decided and refused sessions still delivering their
+	// refusal included.
+	DefaultMaxSessions = 10000
+	// DefaultAuthorizeTimeout bounds one authorize call; past it the
+	// session closes as AuthorizeFailedReason.
+	DefaultAuthorizeTimeout = 5 * time.Second
+	// AuthorizeFailedReason closes, as WT_NO_ERROR, a session whose
+	// authorize reached no decision (§4): nothing was decided, so the next
+	// attempt may succeed.
+	AuthorizeFailedReason = "authorize failed"
+	// ShutdownReason is the reason of the WT_NO_ERROR close a server sends
+	// to every session still open when it shuts down, on either mapping: a
+	// client reads it as a normal end, not a failure.
+	ShutdownReason = "server shutting down"
+)
+
+// DoorOptions configure a Door. The zero value admits everyone, up to
+// DefaultMaxSessions.
+type DoorOptions struct {
+	// Authorize decides each peer before its session is accepted (§4.3);
+	// nil accepts everyone.
+	Authorize AuthorizeFunc
+	// AuthorizeTimeout bounds one Authorize call (its context's deadline);
+	// 0 means DefaultAuthorizeTimeout.
+	AuthorizeTimeout time.Duration
+	// MaxSessions bounds sessions held at once; 0 means
+	// DefaultMaxSessions.
+	MaxSessions int
+	// Logger receives authorize failures; nil is slog.Default(). Query
+	// strings are never logged.
+	Logger *slog.Logger
+}
+
+// Door is what every listener does between a request's arrival and its
+// session's end, whatever the mapping: it counts sessions against
+// MaxSessions, decides each peer with Authorize within its deadline, closes
+// a refused peer WT_UNAUTHORIZED with its reason before anything else (§4),
+// runs the handler of an accepted one, tracks open sessions and closes them
+// all at Shutdown. The listener does the mapping's part: the upgrade, and
+// the HTTP answers (503 when Enter refuses).
+type Door struct {
+	authorize AuthorizeFunc
+	timeout   time.Duration
+	max       int
+	log       *slog.Logger
+	handler   SessionHandler
+
+	mu           sync.Mutex
+	shuttingDown bool
+	open         int // slots taken, counted against max
+	live         map[Conn]struct{}
+	slots        sync.WaitGroup // one per slot, released once its session is
+}
+
+// NewDoor returns a door that hands accepted sessions to handler.
+func NewDoor(opts DoorOptions, handler SessionHandler) *Door {
+	d := &Door{
+		authorize: opts.Authorize,
+		timeout:   opts.AuthorizeTimeout,
+		max:       opts.MaxSessions,
+		log:       opts.Logger,
+		handler:   handler,
+		live:      make(map[Conn]struct{}),
+	}
+	if d.timeout <= 0 {
+		d.timeout = DefaultAuthorizeTimeout
+	}
+	if d.max <= 0 {
+		d.max = DefaultMaxSessions
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	d.log = slog.New(QuietQueries(d.log.Handler()))
+	return d
+}
+
+// MaxSessions is the door's effective session bound.
+func (d *Door) MaxSessions() int { return d.max }
+
+// Sessions is the number of slots taken now: requests being decided, open
+// sessions, and refused ones still delivering their refusal.
+func (d *Door) Sessions() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.open
+}
+
+// Enter takes a slot for a request that just arrived; false when the door
+// is full or shutting down (the listener answers HTTP 503). A slot taken is
+// given back by Serve, or by Leave when no session came of the request.
+func (d *Door) Enter() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.shuttingDown || d.open >= d.max {
+		return false
+	}
+	d.open++
+	d.slots.Add(1)
+	return true
+}
+
+// Leave gives back the slot of a request that produced no session.
+func (d *Door) Leave() {
+	d.mu.Lock()
+	d.open--
+	d.mu.Unlock()
+	d.slots.Done()
+}
+
+// Decide runs Authorize within AuthorizeTimeout, before the session is
+// accepted (§4.3). A nil Authorize accepts.
+func (d *Door) Decide(ctx context.Context, req *Request) (data any, err error) {
+	if d.authorize == nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	return d.authorize(ctx, req)
+}
+
+// Serve carries out Decide's answer on the upgraded session c and returns
+// once c is released, giving back the request's slot: a refusal closes c
+// WT_UNAUTHORIZED with its reason, no decision closes it WT_NO_ERROR
+// "authorize failed", a session that arrives while shutting down is closed
+// with ShutdownReason, and an accepted one runs the handler, after which c
+// is closed WT_NO_ERROR if the handler left it open.
+func (d *Door) Serve(c Conn, req *Request, data any, authErr error) {
+	defer d.Leave()
+	defer func() { <-c.Released() }()
+	if !d.track(c) {
+		_ = c.Close(wire.CloseNoError, ShutdownReason)
+		return
+	}
+	defer d.untrack(c)
+	var refusal *Refusal
+	switch {
+	case errors.As(authErr, &refusal):
+		reason := refusal.Reason
+		if reason == "" {
+			reason = DefaultRefusalReason
+		}
+		// §4: WT_UNAUTHORIZED with the application's reason, before frame 0.
+		_ = c.Close(wire.CloseUnauthorized, reason)
+	case authErr != nil:
+		d.log.Warn(c.Mapping().String()+": authorize failed", "path", req.Path, "remote", req.RemoteAddr,
+			"err", wire.Errorf(wire.NoError, "authorize: %w", authErr).Error())
+		_ = c.Close(wire.CloseNoError, AuthorizeFailedReason)
+	default:
+		defer c.Close(wire.CloseNoError, "") // also if the handler panics
+		d.handler(c, req, data)
+	}
+}
+
+// track records an open session for Shutdown; false once shutting down.
+func (d *Door) track(c Conn) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.shuttingDown {
+		return false
+	}
+	d.live[c] = struct{}{}
+	return true
+}
+
+func (d *Door) untrack(c Conn) {
+	d.mu.Lock()
+	delete(d.live, c)
+	d.mu.Unlock()
+}
+
+// Shutdown stops admitting (Enter refuses), closes every open session
+// WT_NO_ERROR with ShutdownReason, and waits until every slot was given
+// back (handlers returned, sessions released) or ctx ends, returning ctx's
+// error then.
+func (d *Door) Shutdown(ctx context.Context) error {
+	d.mu.Lock()
+	d.shuttingDown = true
+	live := make([]Conn, 0, len(d.live))
+	for c := range d.live {
+		live = append(live, c)
+	}
+	d.mu.Unlock()
+	for _, c := range live {
+		_ = c.Close(wire.CloseNoError, ShutdownReason)
+	}
+	waited := make(chan struct{})
+	go func() {
+		d.slots.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
