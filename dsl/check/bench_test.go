@@ -59,7 +59,7 @@ func BenchmarkParseCheck2000Events(b *testing.B) {
 			b.Fatal(diags[0])
 		}
 	}
-	// Issue 2's budget: a contract this size parses and checks in under
+	// The budget: a contract this size parses and checks in under
 	// 200 ms on the project's 2-core machine.
 	if per := b.Elapsed() / time.Duration(b.N); per > parseCheckBudget {
 		b.Errorf("parse+check of 2,000 events and 500 types took %v, over the %v budget", per, parseCheckBudget)
