@@ -454,8 +454,8 @@ func runRuntimeScenarios(t *testing.T, b browser) {
 		case firefox:
 			// Firefox follows the capsule 2.7 ms later with CONNECTION_CLOSE,
 			// and webtransport-go then sometimes loses the capsule (a raw
-			// page's transport.close: 10/14 in the browser facts, about half
-			// on this host under load): such a session ends as lost (§11),
+			// page's transport.close arrived 10 of 14 times on a quiet host,
+			// about half under load): such a session ends as lost (§11),
 			// never with another code. Twelve closes, so a close path that
 			// never delivers fails here.
 			lost := strings.Count(srv.logs.String(), "message="+quoteIfNeeded("the connection was lost"))
