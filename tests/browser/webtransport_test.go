@@ -29,7 +29,7 @@ const mismatchReason = "event 'move' is 'unreliable' here and 'reliable' at the 
 // code and reason, for a refusal at the door (1007 with the application's
 // reason) and for a contract mismatch found by the engine (1001 naming the
 // event). This is the close path webtransport-go alone does not deliver
-// (FACTS.md).
+// (see runtime/transport/webtransport).
 func TestSpec4_Spec10_2_ChromiumReceivesServerCloseCodes(t *testing.T) {
 	requireBrowser(t, chromium)
 	cert, err := devcert.Mint(time.Now(), 0)
