@@ -157,21 +157,13 @@ export class Session {
   #endError: TransportError | undefined;
   readonly #endListeners = new Set<() => void>();
 
-  // The emit queue (§9): a ring of frames not yet taken by the writer, held
-  // as header fields and payload so a batch encodes every header into the
-  // buffer it writes.
-  readonly #qType = new Uint8Array(EmitQueueFrames);
-  readonly #qCodec = new Uint8Array(EmitQueueFrames);
-  readonly #qId = new Uint32Array(EmitQueueFrames);
-  readonly #qPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames);
-  #qHead = 0;
-  #qLen = 0;
+  // The emit queue (§9): the frames not yet taken by the writer, held as
+  // header fields (type << 8 | codec, then the event id) and payload so a
+  // batch encodes every header into the buffer it writes. The writer takes
+  // both arrays whole, so the queue is free for new emits while it writes.
+  #qHead: number[] = [];
+  #qPayload: Array<Uint8Array | undefined> = [];
   #wakeWriter: (() => void) | undefined;
-  // The batch the writer took: at most a full queue plus the datagrams moved beside it.
-  readonly #bType = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
-  readonly #bCodec = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
-  readonly #bId = new Uint32Array(EmitQueueFrames + DatagramLaneMark);
-  readonly #bPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames + DatagramLaneMark);
 
   readonly #ring: DatagramRing;
   readonly #gate: SequenceGate;
@@ -239,7 +231,7 @@ export class Session {
 
   stats(): Stats {
     return {
-      emitQueueDepth: this.#qLen,
+      emitQueueDepth: this.#qPayload.length,
       overflowDropped: this.#ring.overflowDropped,
       staleDropped: this.#ring.staleDropped,
       ...this.#counters,
@@ -266,8 +258,8 @@ export class Session {
     if (this.#hsState === 'pending') this.#hsState = 'failed';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#rejectEstablished(err);
-    for (let i = 0; i < this.#qLen; i++) this.#qPayload[(this.#qHead + i) % EmitQueueFrames] = undefined;
-    this.#qLen = 0;
+    this.#qHead = [];
+    this.#qPayload = [];
     this.#ring.clear();
     this.#wakeWriter?.();
     for (const l of [...this.#endListeners]) l();
@@ -321,16 +313,12 @@ export class Session {
   }
 
   #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
-    if (this.#qLen === EmitQueueFrames) {
+    if (this.#qPayload.length === EmitQueueFrames) {
       this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, `emit queue exceeded ${EmitQueueFrames} frames (§9)`);
       throw new TransportError('WT_PEER_TOO_SLOW', `the emit queue held ${EmitQueueFrames} frames; the session was closed (§9)`);
     }
-    const i = (this.#qHead + this.#qLen) % EmitQueueFrames;
-    this.#qType[i] = type;
-    this.#qCodec[i] = codec;
-    this.#qId[i] = id;
-    this.#qPayload[i] = payload;
-    this.#qLen++;
+    this.#qHead.push((type << 8) | codec, id);
+    this.#qPayload.push(payload);
     this.#wake();
   }
 
@@ -394,7 +382,7 @@ export class Session {
     }
     for (;;) {
       if (this.isEnded) return;
-      if (this.#qLen === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+      if (this.#qPayload.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
         await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
         continue;
       }
@@ -410,46 +398,38 @@ export class Session {
   /** Takes every queued frame (and datagrams on the WebSocket mapping) and writes them in as few writes as fit. */
   async #writeQueued(st: SendStream): Promise<void> {
     // Take the frames: the queue is free for new emits while this batch is written.
-    const n = this.#qLen;
-    for (let i = 0; i < n; i++) {
-      const k = (this.#qHead + i) % EmitQueueFrames;
-      this.#bType[i] = this.#qType[k] as number;
-      this.#bCodec[i] = this.#qCodec[k] as number;
-      this.#bId[i] = this.#qId[k] as number;
-      this.#bPayload[i] = this.#qPayload[k];
-      this.#qPayload[k] = undefined;
-    }
-    this.#qHead = (this.#qHead + n) % EmitQueueFrames;
-    this.#qLen = 0;
-    let count = n;
+    const head = this.#qHead;
+    const payload = this.#qPayload;
+    this.#qHead = [];
+    this.#qPayload = [];
     if (this.mapping === 'websocket') {
       // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-      for (let room = DatagramLaneMark - n; room > 0; room--) {
+      for (let room = DatagramLaneMark - payload.length; room > 0; room--) {
         const d = this.#ring.pop();
         if (d === undefined) break;
-        this.#bType[count] = FrameType.DATAGRAM;
-        this.#bCodec[count] = Codec.JSON;
-        this.#bId[count] = 0;
-        this.#bPayload[count++] = d;
+        head.push((FrameType.DATAGRAM << 8) | Codec.JSON, 0);
+        payload.push(d);
       }
     }
+    const count = payload.length;
     let start = 0;
     while (start < count) {
       let end = start + 1;
-      let size = HeaderLen + (this.#bPayload[start] as Uint8Array).length;
-      while (end < count && size + HeaderLen + (this.#bPayload[end] as Uint8Array).length <= emitFlushAt) {
-        size += HeaderLen + (this.#bPayload[end] as Uint8Array).length;
+      let size = HeaderLen + (payload[start] as Uint8Array).length;
+      while (end < count && size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt) {
+        size += HeaderLen + (payload[end] as Uint8Array).length;
         end++;
       }
       // One buffer per write: every header of the batch is encoded into it.
       const buf = new Uint8Array(size);
       let off = 0;
       for (let j = start; j < end; j++) {
-        const p = this.#bPayload[j] as Uint8Array;
-        putHeader(buf, off, this.#bType[j] as number, this.#bCodec[j] as number, this.#bId[j] as number, p.length);
+        const p = payload[j] as Uint8Array;
+        const h = head[2 * j] as number;
+        putHeader(buf, off, h >> 8, h & 0xff, head[2 * j + 1] as number, p.length);
         buf.set(p, off + HeaderLen);
         off += HeaderLen + p.length;
-        this.#bPayload[j] = undefined;
+        payload[j] = undefined; // copied: the batch holds no payload it wrote
       }
       await st.write(buf);
       start = end;
