@@ -17,9 +17,10 @@ import (
 // application would) in each browser against cmd/tio-conformance built
 // from this tree: one scenario file, runtime/scenarios.ts, one browser
 // launch per test. Where the browsers genuinely differ, the check says so
-// per browser: Firefox reports stream errors without a code, and the
-// page's close capsule reaches webtransport-go only some of the time
-// (Firefox sends CONNECTION_CLOSE right behind it).
+// per browser: Firefox mostly reports stream errors without a code, sends
+// a cancelled reader's STOP_SENDING only with the session's close, and its
+// close capsule reaches webtransport-go only some of the time (it sends
+// CONNECTION_CLOSE right behind it).
 
 func TestSpec2_Spec3_Spec4_Spec6_Spec7_Spec8_Spec10_RuntimeInChromium(t *testing.T) {
 	runRuntimeScenarios(t, chromium)
