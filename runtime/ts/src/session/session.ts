@@ -9,6 +9,7 @@
 import { SessionCode, MaxCloseReason, sessionCodeName, type CodeName } from '../codes.js';
 import { RefusedError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
+import { settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
   Codec,
@@ -314,8 +315,9 @@ export class Session {
 
   #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
     if (this.#qPayload.length === EmitQueueFrames) {
-      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, `emit queue exceeded ${EmitQueueFrames} frames (§9)`);
-      throw new TransportError('WT_PEER_TOO_SLOW', `the emit queue held ${EmitQueueFrames} frames; the session was closed (§9)`);
+      const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
+      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, reason);
+      throw new TransportError('WT_PEER_TOO_SLOW', reason);
     }
     this.#qHead.push((type << 8) | codec, id);
     this.#qPayload.push(payload);
@@ -500,7 +502,7 @@ export class Session {
     if (e instanceof StreamResetError) {
       this.#closeWith(
         SessionCode.WT_PROTOCOL_ERROR,
-        `the peer reset its emit stream with code ${e.code ?? 'unknown'}; it lives for the whole session (§3.1, §5.5)`,
+        `the peer reset its emit stream with code ${e.code ?? 'unknown'} (§3.1, §5.5)`,
       );
     }
   }
@@ -555,7 +557,7 @@ export class Session {
       }
       case FrameType.DATAGRAM:
         if (this.mapping !== 'websocket') {
-          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping, where unreliable events travel as datagrams (§3.3)');
+          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping (§3.3)');
           return false;
         }
         return this.#receiveDatagram(f.payload);
@@ -803,19 +805,9 @@ export class Session {
     return () => this.#endListeners.delete(l);
   }
 
-  /** @internal How long a call waits for the transport to report a session end it already saw (ms). */
+  /** @internal Waits up to 1000 ms for the transport to report a session end it already saw; whether it did. */
   endGrace(): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      if (this.isEnded) return resolve(true);
-      const timer = this.#clock.setTimeout(() => {
-        off();
-        resolve(false);
-      }, 1000);
-      const off = this.onEnd(() => {
-        this.#clock.clearTimeout(timer);
-        resolve(true);
-      });
-    });
+    return settlesWithin(this.ended, 1000, this.#clock);
   }
 }
 
