@@ -284,11 +284,11 @@ export class Session {
   // ---- sending --------------------------------------------------------
 
   /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
-  #lookupSend(name: string, shape: CompiledEvent['shape'], lane?: CompiledEvent['lane']): CompiledEvent {
+  #lookupSend(name: string, shape: CompiledEvent['shape']): CompiledEvent {
     const ev = this.#contract.byName.get(name);
     if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `event '${name}' is not in contract ${this.#contract.name}`);
-    if (ev.shape !== shape || (lane !== undefined && ev.lane !== lane)) {
-      throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${lane ?? ev.lane} ${shape} one`);
+    if (ev.shape !== shape) {
+      throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${ev.lane} ${shape} one`);
     }
     if (!ev.sentByClient) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is not sent by the client (its contract direction)`);
     return ev;
@@ -823,11 +823,14 @@ class CallGuard {
   readonly #offEnd: () => void;
   readonly #onAbort: () => void;
 
-  constructor(
-    private readonly session: Session,
-    private readonly ev: CompiledEvent,
-    private readonly signal: AbortSignal | undefined,
-  ) {
+  readonly #session: Session;
+  readonly #ev: CompiledEvent;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(session: Session, ev: CompiledEvent, signal: AbortSignal | undefined) {
+    this.#session = session;
+    this.#ev = ev;
+    this.#signal = signal;
     this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
     this.#interrupted.catch(() => {});
     this.#onAbort = () => {
@@ -841,8 +844,8 @@ class CallGuard {
 
   /** Throws at once when the caller already aborted or the session ended. */
   check(): void {
-    if (this.signal?.aborted === true) throw this.#abortedError();
-    if (this.session.isEnded) throw this.session.closedError();
+    if (this.#signal?.aborted === true) throw this.#abortedError();
+    if (this.#session.isEnded) throw this.#session.closedError();
   }
 
   race<T>(p: Promise<T>): Promise<T> {
@@ -875,17 +878,17 @@ class CallGuard {
     if (this.#settled !== undefined) return this.#settled;
     if (e instanceof TransportError && this.#own.has(e)) return e;
     let err: TransportError;
-    if (this.session.isEnded) err = this.session.closedError();
-    else if (this.signal?.aborted === true) err = this.#abortedError();
+    if (this.#session.isEnded) err = this.#session.closedError();
+    else if (this.#signal?.aborted === true) err = this.#abortedError();
     else if (e instanceof StreamResetError && e.code === 9) {
-      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.ev.name}': over 256 concurrent call streams (§10.1)`);
+      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.#ev.name}': over 256 concurrent call streams (§10.1)`);
     } else if (e instanceof StreamResetError) {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
+      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.#ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
     } else {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
+      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
     }
     this.#settle(err);
-    if (st !== undefined && !this.session.isEnded) abandon(st);
+    if (st !== undefined && !this.#session.isEnded) abandon(st);
     return err;
   }
 
@@ -896,7 +899,7 @@ class CallGuard {
    */
   async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
     if (e instanceof TransportError && this.#own.has(e)) return e;
-    if (!(e instanceof StreamResetError) && !this.session.isEnded && this.signal?.aborted !== true) await this.session.endGrace();
+    if (!(e instanceof StreamResetError) && !this.#session.isEnded && this.#signal?.aborted !== true) await this.#session.endGrace();
     return this.failed(st, e);
   }
 
@@ -904,8 +907,8 @@ class CallGuard {
   readonly #own = new WeakSet<object>();
 
   #abortedError(): TransportError {
-    const reason: unknown = this.signal?.reason;
-    const e = new TransportError('WT_ABORTED', `the call to '${this.ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+    const reason: unknown = this.#signal?.reason;
+    const e = new TransportError('WT_ABORTED', `the call to '${this.#ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
       cause: reason,
       remedy: 'Nothing to do: the caller cancelled it.',
     });
@@ -930,7 +933,7 @@ class CallGuard {
   #settled: TransportError | undefined;
 
   dispose(): void {
-    this.signal?.removeEventListener('abort', this.#onAbort);
+    this.#signal?.removeEventListener('abort', this.#onAbort);
     this.#offEnd();
   }
 }
