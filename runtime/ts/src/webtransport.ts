@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { MaxCloseReason, SessionCode } from './codes.js';
-import { abandoned, describeUrl, sessionEndedError, settlesWithin } from './connector.js';
+import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -81,7 +81,12 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   // Whatever happens next, neither promise may reject unhandled.
   transport.closed.catch(() => {});
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  const outcome = await readyWithin(transport, timeoutMs, ctx);
+  const outcome = await openWithin<'ready' | { error: unknown }>(ctx, timeoutMs, (done) =>
+    transport.ready.then(
+      () => done('ready'),
+      (error: unknown) => done({ error }),
+    ),
+  );
   if (outcome !== 'ready') {
     closeQuietly(transport);
     if (outcome === 'aborted') throw abandoned();
@@ -103,24 +108,6 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
 
 // lib.dom's WebTransportOptions, writable.
 type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
-
-/** Races the session's ready against the deadline and the client giving up. */
-function readyWithin(transport: WebTransport, ms: number, ctx: ConnectContext): Promise<'ready' | 'timeout' | 'aborted' | { error: unknown }> {
-  return new Promise((resolve) => {
-    const timer = ctx.clock.setTimeout(() => done('timeout'), ms);
-    const onAbort = (): void => done('aborted');
-    ctx.signal.addEventListener('abort', onAbort);
-    function done(outcome: 'ready' | 'timeout' | 'aborted' | { error: unknown }): void {
-      ctx.clock.clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      resolve(outcome);
-    }
-    transport.ready.then(
-      () => done('ready'),
-      (error: unknown) => done({ error }),
-    );
-  });
-}
 
 /**
  * §10.3: whether origin answers HEAD /.well-known/transport-io over HTTPS
