@@ -695,20 +695,9 @@ export class Session {
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameType.CALL_RESPONSE) {
-            if (f.codec !== ev.resultCodec) {
-              abandon(st);
-              throw new TransportError('WT_PROTOCOL_ERROR', codecMismatch(ev, true, f.codec));
-            }
-            // Any number of responses is accepted (§3.2); the first is the answer.
-            response ??= f.payload;
-          } else if (f.type === FrameType.CALL_ERROR) {
-            st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-            throw remoteCallError(f.payload);
-          } else {
-            abandon(st);
-            throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
-          }
+          const payload = responsePayload(ev, st, f);
+          // Any number of responses is accepted (§3.2); the first is the answer.
+          response ??= payload;
         }
       }
     } finally {
@@ -742,24 +731,16 @@ export class Session {
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameType.CALL_RESPONSE) {
-            if (f.codec !== ev.resultCodec) {
-              throw new TransportError('WT_PROTOCOL_ERROR', codecMismatch(ev, true, f.codec));
-            }
-            yield decodeValue(ev, ev.resultCodec, f.payload, ev.spec.validateResult, 'yields');
-            // The loop came back for more: the element was consumed.
-            if (++consumed === CreditBatch) {
-              consumed = 0;
-              // A failed grant shows up as the next read's error.
-              st.write(creditFrame()).catch(() => {});
-            }
-          } else if (f.type === FrameType.CALL_ERROR) {
+          if (f.type === FrameType.CALL_ERROR) {
             finished = true;
             st.close().catch(() => {});
-            st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-            throw remoteCallError(f.payload);
-          } else {
-            throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+          }
+          yield decodeValue(ev, ev.resultCodec, responsePayload(ev, st, f), ev.spec.validateResult, 'yields');
+          // The loop came back for more: the element was consumed.
+          if (++consumed === CreditBatch) {
+            consumed = 0;
+            // A failed grant shows up as the next read's error.
+            st.write(creditFrame()).catch(() => {});
           }
         }
       }
@@ -955,6 +936,24 @@ function abandon(st: CallStream): void {
 /** The CALL_CREDIT of one batch, which never exceeds the initial window (§6.6); a fresh buffer per write (the transport owns it). */
 function creditFrame(): Uint8Array {
   return encodeFrame(FrameType.CALL_CREDIT, Codec.JSON, 0, encodeCredit(CreditBatch));
+}
+
+/**
+ * The payload of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
+ * CALL_ERROR stops the stream and throws the responder's error (§6.4);
+ * anything else abandons it and throws WT_PROTOCOL_ERROR (§5.2).
+ */
+function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): Uint8Array {
+  if (f.type === FrameType.CALL_ERROR) {
+    st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+    throw remoteCallError(f.payload);
+  }
+  if (f.type === FrameType.CALL_RESPONSE && f.codec === ev.resultCodec) return f.payload;
+  abandon(st);
+  throw new TransportError(
+    'WT_PROTOCOL_ERROR',
+    f.type === FrameType.CALL_RESPONSE ? codecMismatch(ev, true, f.codec) : `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`,
+  );
 }
 
 /** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */
