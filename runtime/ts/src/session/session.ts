@@ -12,15 +12,25 @@ import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
-  Codec,
-  FrameDecoder,
-  FrameType,
-  HeaderLen,
   checkFrame,
+  CodecBytes,
+  CodecJson,
   codecName,
   encodeFrame,
+  FrameCallCredit,
+  FrameCallError,
+  FrameCallRequest,
+  FrameCallResponse,
+  FrameDatagram,
+  FrameDecoder,
+  FrameEmit,
+  FrameHandshake,
+  FrameJoin,
+  FrameLeave,
   frameTypeName,
+  HeaderLen,
   putHeader,
+  type Codec,
   type Frame,
 } from '../wire/frame.js';
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
@@ -88,7 +98,7 @@ type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /** Encodes a value for a slot (§5.3): JSON as UTF-8, bytes as they are. */
 export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown, slot: string): Uint8Array {
-  if (codec === Codec.BYTES) {
+  if (codec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
     }
@@ -107,7 +117,7 @@ export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown,
 /** Decodes a slot's bytes (§5.3) and applies its validator; throws WT_VALIDATION_FAILED. */
 function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, validator: ((v: unknown) => unknown) | undefined, slot: string): unknown {
   let value: unknown;
-  if (codec === Codec.BYTES) {
+  if (codec === CodecBytes) {
     value = b;
   } else {
     try {
@@ -306,8 +316,8 @@ export class Session {
     if (this.#endError !== undefined) throw this.closedError();
     const payload = encodeValue(ev, ev.payloadCodec, value, 'payload');
     if (ev.lane === 'reliable') {
-      checkFrame(FrameType.EMIT, ev.payloadCodec, ev.id, payload.length);
-      this.#enqueue(FrameType.EMIT, ev.payloadCodec, ev.id, payload);
+      checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
+      this.#enqueue(FrameEmit, ev.payloadCodec, ev.id, payload);
     } else {
       this.#sendDatagram(ev, payload);
     }
@@ -377,7 +387,7 @@ export class Session {
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
     try {
-      await st.write(encodeFrame(FrameType.HANDSHAKE, Codec.JSON, 0, hs));
+      await st.write(encodeFrame(FrameHandshake, CodecJson, 0, hs));
     } catch (e) {
       this.#writeFailed(e);
       return;
@@ -409,7 +419,7 @@ export class Session {
       for (let room = DatagramLaneMark - payload.length; room > 0; room--) {
         const d = this.#ring.pop();
         if (d === undefined) break;
-        head.push((FrameType.DATAGRAM << 8) | Codec.JSON, 0);
+        head.push((FrameDatagram << 8) | CodecJson, 0);
         payload.push(d);
       }
     }
@@ -485,7 +495,7 @@ export class Session {
         if (f === undefined) break;
         if (first) {
           first = false;
-          if (f.type !== FrameType.HANDSHAKE) {
+          if (f.type !== FrameHandshake) {
             this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
             return;
           }
@@ -538,10 +548,10 @@ export class Session {
   /** Handles one frame of the server's emit stream after the handshake; false when it closed the session. */
   #dispatch(f: Frame): boolean {
     switch (f.type) {
-      case FrameType.EMIT:
+      case FrameEmit:
         return this.#receiveEmit(f);
-      case FrameType.JOIN:
-      case FrameType.LEAVE: {
+      case FrameJoin:
+      case FrameLeave: {
         let room: string;
         try {
           room = parseRoom(f.payload);
@@ -550,12 +560,12 @@ export class Session {
           return false;
         }
         const had = this.#roomSet.has(room);
-        if (f.type === FrameType.JOIN) this.#roomSet.add(room);
+        if (f.type === FrameJoin) this.#roomSet.add(room);
         else this.#roomSet.delete(room);
-        if (had !== (f.type === FrameType.JOIN)) this.#onChange();
+        if (had !== (f.type === FrameJoin)) this.#onChange();
         return true;
       }
-      case FrameType.DATAGRAM:
+      case FrameDatagram:
         if (this.mapping !== 'websocket') {
           this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping (§3.3)');
           return false;
@@ -731,7 +741,7 @@ export class Session {
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameType.CALL_ERROR) {
+          if (f.type === FrameCallError) {
             finished = true;
             st.close().catch(() => {});
           }
@@ -757,7 +767,7 @@ export class Session {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
     }
     const req = encodeValue(ev, ev.payloadCodec, value, 'request');
-    const frame = encodeFrame(FrameType.CALL_REQUEST, ev.payloadCodec, ev.id, req);
+    const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.
     if (this.#hsState !== 'accepted') await guard.race(this.established);
@@ -935,7 +945,7 @@ function abandon(st: CallStream): void {
 
 /** The CALL_CREDIT of one batch, which never exceeds the initial window (§6.6); a fresh buffer per write (the transport owns it). */
 function creditFrame(): Uint8Array {
-  return encodeFrame(FrameType.CALL_CREDIT, Codec.JSON, 0, encodeCredit(CreditBatch));
+  return encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch));
 }
 
 /**
@@ -944,15 +954,15 @@ function creditFrame(): Uint8Array {
  * anything else abandons it and throws WT_PROTOCOL_ERROR (§5.2).
  */
 function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): Uint8Array {
-  if (f.type === FrameType.CALL_ERROR) {
+  if (f.type === FrameCallError) {
     st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
     throw remoteCallError(f.payload);
   }
-  if (f.type === FrameType.CALL_RESPONSE && f.codec === ev.resultCodec) return f.payload;
+  if (f.type === FrameCallResponse && f.codec === ev.resultCodec) return f.payload;
   abandon(st);
   throw new TransportError(
     'WT_PROTOCOL_ERROR',
-    f.type === FrameType.CALL_RESPONSE ? codecMismatch(ev, true, f.codec) : `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`,
+    f.type === FrameCallResponse ? codecMismatch(ev, true, f.codec) : `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`,
   );
 }
 
