@@ -24,7 +24,7 @@ func TestBenchBrowser(t *testing.T) {
 		t.Skip("a measurement: run it with make bench-browser")
 	}
 	requireBrowser(t, chromium)
-	page := bundlePage(t, filepath.Join("runtime", "bench.ts"))
+	page := bundlePage(t, filepath.Join("runtime", "bench.ts"), nil)
 	srv := startConformance(t, "--dev", "--dev-dir", t.TempDir())
 
 	type measure struct {

@@ -91,26 +91,32 @@ func requireRuntimeBundler(t *testing.T) {
 }
 
 // serveDir serves dir over plain HTTP on 127.0.0.1, a secure context for
-// WebTransport with serverCertificateHashes, and returns the page's URL.
-func serveDir(t *testing.T, dir string) string {
+// WebTransport with serverCertificateHashes, with the extra handlers a page
+// may ask the test through, and returns the page's URL.
+func serveDir(t *testing.T, dir string, extra map[string]http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir))}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServer(http.Dir(dir)))
+	for path, h := range extra {
+		mux.Handle(path, h)
+	}
+	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String() + "/index.html"
 }
 
 // servePage serves the raw page (page/).
-func servePage(t *testing.T) string { return serveDir(t, "page") }
+func servePage(t *testing.T) string { return serveDir(t, "page", nil) }
 
 // bundlePage bundles entry, with the runtime sources it imports, into one
 // ES module as esbuild does for an application, and serves it from an
-// index.html.
-func bundlePage(t *testing.T, entry string) string {
+// index.html, with serveDir's extra handlers.
+func bundlePage(t *testing.T, entry string, extra map[string]http.Handler) string {
 	t.Helper()
 	requireRuntimeBundler(t)
 	dir := t.TempDir()
@@ -123,7 +129,7 @@ func bundlePage(t *testing.T, entry string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("esbuild %s: %v\n%s", entry, err, out)
 	}
-	return serveDir(t, dir)
+	return serveDir(t, dir, extra)
 }
 
 type scenario struct {
@@ -297,6 +303,18 @@ func (s *conformanceServer) stop(t *testing.T) {
 			_ = s.cmd.Process.Kill()
 			<-s.done
 			t.Errorf("tio-conformance did not exit within 20 s of SIGTERM")
+		}
+	})
+}
+
+// loggedHandler answers a page's GET ?msg=...&has=... with 200 once the
+// server logged a line with that message and fragment, 404 until then: how
+// a page learns that the server saw what it did.
+func (s *conformanceServer) loggedHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if s.logLine(q.Get("msg"), 0, q.Get("has")) == "" {
+			http.NotFound(w, r)
 		}
 	})
 }

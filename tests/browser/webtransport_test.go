@@ -28,7 +28,8 @@ const mismatchReason = "event 'move' is 'unreliable' here and 'reliable' at the 
 // §4, §4.3, §10.2 in Chromium: transport.closed resolves with the server's
 // code and reason, for a refusal at the door (1007 with the application's
 // reason) and for a contract mismatch found by the engine (1001 naming the
-// event). This is the close path webtransport-go alone does not deliver.
+// event). This is the close path webtransport-go alone does not deliver
+// (see runtime/transport/webtransport).
 func TestSpec4_Spec10_2_ChromiumReceivesServerCloseCodes(t *testing.T) {
 	requireBrowser(t, chromium)
 	cert, err := devcert.Mint(time.Now(), 0)

@@ -157,5 +157,5 @@ const remedies: Record<KnownCode, string> = {
 
 /** The one-sentence advice the spec gives for a code, or '' for a code this package does not know. */
 export function remedy(code: string): string {
-  return Object.prototype.hasOwnProperty.call(remedies, code) ? remedies[code as KnownCode] : '';
+  return Object.hasOwn(remedies, code) ? remedies[code as KnownCode] : '';
 }

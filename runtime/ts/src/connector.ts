@@ -3,7 +3,7 @@
 
 import { sessionCodeName } from './codes.js';
 import { TransportError } from './errors.js';
-import type { Clock, CloseInfo, Mapping } from './transport.js';
+import type { Clock, CloseInfo, ConnectContext, Mapping } from './transport.js';
 
 /** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
 export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
@@ -47,4 +47,23 @@ export async function settlesWithin(p: Promise<unknown>, ms: number, clock: Cloc
   ]);
   clock.clearTimeout(timer);
   return settled;
+}
+
+/**
+ * Races an opening against the deadline and the client giving up: what
+ * start reports through done, or 'timeout' after ms, or 'aborted' once
+ * ctx.signal aborts. The timer and the listener are gone once it settles.
+ */
+export function openWithin<T>(ctx: ConnectContext, ms: number, start: (done: (outcome: T) => void) => void): Promise<T | 'timeout' | 'aborted'> {
+  return new Promise((resolve) => {
+    const timer = ctx.clock.setTimeout(() => done('timeout'), ms);
+    const onAbort = (): void => done('aborted');
+    ctx.signal.addEventListener('abort', onAbort);
+    function done(outcome: T | 'timeout' | 'aborted'): void {
+      ctx.clock.clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    }
+    start(done);
+  });
 }

@@ -2,7 +2,7 @@
 // test can write one by hand. compileContract checks it as the Go runtime's
 // tio.NewContract does and indexes it for the engine.
 
-import { Codec } from './wire/frame.js';
+import { CodecJson, CodecBytes, type Codec } from './wire/frame.js';
 import type { EventEntry, Lane } from './wire/handshake.js';
 
 /** The shape of an event: fire-and-forget, or a call (§3.2). */
@@ -73,8 +73,8 @@ export interface CompiledContract {
 const compiled = new WeakMap<Contract, CompiledContract>();
 
 function codecOf(c: SlotCodec | undefined, what: string): Codec {
-  if (c === 'json') return Codec.JSON;
-  if (c === 'bytes') return Codec.BYTES;
+  if (c === 'json') return CodecJson;
+  if (c === 'bytes') return CodecBytes;
   throw new TypeError(`${what} has codec ${JSON.stringify(c)}, not 'json' or 'bytes' (§5.3)`);
 }
 

@@ -72,24 +72,5 @@ export class StreamResetError extends Error {
  * runtime's redactQueries.
  */
 export function redactQueries(s: string): string {
-  if (!s.includes('://') || !s.includes('?')) return s;
-  let out = '';
-  for (;;) {
-    const i = s.indexOf('://');
-    if (i < 0) break;
-    let end = s.length;
-    for (let j = i; j < s.length; j++) {
-      const c = s[j];
-      if (c === ' ' || c === '\t' || c === '\r' || c === '\n' || c === '"' || c === "'" || c === '`') {
-        end = j;
-        break;
-      }
-    }
-    let url = s.slice(0, end);
-    const q = url.indexOf('?', i);
-    if (q >= 0) url = url.slice(0, q) + '?…';
-    out += url;
-    s = s.slice(end);
-  }
-  return out + s;
+  return s.replace(/(:\/\/[^ \t\r\n"'`?]*)\?[^ \t\r\n"'`]*/g, '$1?…');
 }

@@ -7,7 +7,7 @@ import { MaxCloseReason, MaxWebSocketReason } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Mapping, Opened, ReceiveStream, SendStream } from './transport.js';
-import { Codec, FrameDecoder, FrameType, encodeFrame, type Frame } from './wire/frame.js';
+import { FrameHandshake, FrameEmit, FrameCallResponse, FrameCallError, FrameJoin, FrameLeave, FrameCallCredit, FrameDatagram, CodecJson, CodecBytes, FrameDecoder, encodeFrame, type Codec, type Frame } from './wire/frame.js';
 import { ProtocolVersion, decodeHandshake, encodeHandshake, type EventEntry, type Handshake } from './wire/handshake.js';
 import { encodeDatagram } from './wire/datagram.js';
 import { encodeCallError, encodeRoom, parseCredit } from './wire/payload.js';
@@ -451,7 +451,7 @@ class FrameReader {
 }
 
 function valueBytes(codec: number, value: unknown): Uint8Array {
-  if (codec === Codec.BYTES) {
+  if (codec === CodecBytes) {
     if (!(value instanceof Uint8Array)) throw new TypeError('a bytes slot takes a Uint8Array');
     return value;
   }
@@ -460,7 +460,7 @@ function valueBytes(codec: number, value: unknown): Uint8Array {
 
 /** Decodes a frame's payload as JSON (codec 0x01) or returns the bytes. */
 export function payloadValue(f: { readonly codec: number; readonly payload: Uint8Array }): unknown {
-  return f.codec === Codec.JSON ? JSON.parse(utf8Decode(f.payload)) : f.payload;
+  return f.codec === CodecJson ? JSON.parse(utf8Decode(f.payload)) : f.payload;
 }
 
 /**
@@ -494,7 +494,7 @@ export class ScriptedServer {
   /** Reads the client's frame 0 and decodes it (§4.1). */
   async readHandshake(): Promise<Handshake> {
     const f = await this.nextFrame();
-    if (f === null || f.type !== FrameType.HANDSHAKE) throw new Error(`expected the client's HANDSHAKE, got ${f === null ? 'the end' : f.type}`);
+    if (f === null || f.type !== FrameHandshake) throw new Error(`expected the client's HANDSHAKE, got ${f === null ? 'the end' : f.type}`);
     return decodeHandshake(f.payload);
   }
 
@@ -512,7 +512,7 @@ export class ScriptedServer {
   /** Sends the server's handshake (§4.1): by default this contract's table, version 0, no features. */
   sendHandshake(h: { v?: number; feat?: string[]; events?: readonly EventEntry[] } = {}): Promise<void> {
     const payload = encodeHandshake({ v: h.v ?? ProtocolVersion, feat: h.feat ?? [], events: h.events ?? this.contract.table });
-    return this.sendFrame(FrameType.HANDSHAKE, Codec.JSON, 0, payload);
+    return this.sendFrame(FrameHandshake, CodecJson, 0, payload);
   }
 
   /** Reads the client's handshake and answers with this contract's: an established session. */
@@ -524,15 +524,15 @@ export class ScriptedServer {
   /** Sends an EMIT of a contract event with its slot's codec (§6.1). */
   sendEmit(name: string, value: unknown): Promise<void> {
     const ev = this.event(name);
-    return this.sendFrame(FrameType.EMIT, ev.payloadCodec, ev.id, valueBytes(ev.payloadCodec, value));
+    return this.sendFrame(FrameEmit, ev.payloadCodec, ev.id, valueBytes(ev.payloadCodec, value));
   }
 
   join(room: string): Promise<void> {
-    return this.sendFrame(FrameType.JOIN, Codec.JSON, 0, encodeRoom(room));
+    return this.sendFrame(FrameJoin, CodecJson, 0, encodeRoom(room));
   }
 
   leave(room: string): Promise<void> {
-    return this.sendFrame(FrameType.LEAVE, Codec.JSON, 0, encodeRoom(room));
+    return this.sendFrame(FrameLeave, CodecJson, 0, encodeRoom(room));
   }
 
   /** Encodes a §7.1 datagram of a contract event. */
@@ -544,7 +544,7 @@ export class ScriptedServer {
   /** Sends a datagram as given: over WebTransport as a datagram, on the WebSocket mapping as a DATAGRAM frame (§3.3). */
   async sendDatagram(b: Uint8Array): Promise<void> {
     if (this.conn.sendDatagram !== undefined) this.conn.sendDatagram(b);
-    else await this.sendFrame(FrameType.DATAGRAM, Codec.JSON, 0, b);
+    else await this.sendFrame(FrameDatagram, CodecJson, 0, b);
   }
 
   /** Closes the session with a §10.2 code and reason. */
@@ -596,7 +596,7 @@ export class ScriptedCall {
   /** The next frame the client sent after the request (CALL_CREDIT counted as read), or null at its FIN. */
   async nextFrame(): Promise<Frame | null> {
     const f = await this.reader.next();
-    if (f !== null && f.type === FrameType.CALL_CREDIT) {
+    if (f !== null && f.type === FrameCallCredit) {
       this.creditFrames++;
       this.granted += parseCredit(f.payload) ?? 0;
     }
@@ -618,13 +618,13 @@ export class ScriptedCall {
   /** Writes a CALL_RESPONSE with the result slot's codec (§6.3). */
   respond(value: unknown): Promise<void> {
     const ev = this.contract.byId.get(this.request.eventId);
-    const codec = ev?.resultCodec || Codec.JSON;
-    return this.stream.write(encodeFrame(FrameType.CALL_RESPONSE, codec, 0, valueBytes(codec, value)));
+    const codec = ev?.resultCodec || CodecJson;
+    return this.stream.write(encodeFrame(FrameCallResponse, codec, 0, valueBytes(codec, value)));
   }
 
   /** Writes a CALL_ERROR (§6.4). */
   error(code: string, message: string): Promise<void> {
-    return this.stream.write(encodeFrame(FrameType.CALL_ERROR, Codec.JSON, 0, encodeCallError({ code, message })));
+    return this.stream.write(encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code, message })));
   }
 
   /** Writes bytes as given. */

@@ -7,7 +7,7 @@
 // runtime's transport/websocket.
 
 import { MaxWebSocketReason, SessionCode, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, describeUrl, sessionEndedError, settlesWithin } from './connector.js';
+import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
@@ -113,30 +113,18 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  return new Promise<Opened>((resolve, reject) => {
-    const timer = ctx.clock.setTimeout(
-      () => fail(new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket upgrade at ${where.text} did not complete within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const onAbort = (): void => fail(abandoned());
-    ctx.signal.addEventListener('abort', onAbort);
-    function settle(): void {
-      ctx.clock.clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-    }
-    function fail(err: TransportError): void {
-      settle();
-      conn.abandon();
-      reject(err);
-    }
-    conn.opening = {
-      opened: () => {
-        settle();
-        resolve({ conn, fallbackReason: null });
-      },
-      failed: (why) => fail(new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket upgrade at ${where.text} failed (${why})`)),
-    };
+  const outcome = await openWithin<'open' | { why: string }>(ctx, timeoutMs, (done) => {
+    conn.opening = { opened: () => done('open'), failed: (why) => done({ why }) };
   });
+  if (outcome === 'open') return { conn, fallbackReason: null };
+  conn.abandon();
+  if (outcome === 'aborted') throw abandoned();
+  throw new TransportError(
+    'WT_HANDSHAKE_FAILED',
+    outcome === 'timeout'
+      ? `the WebSocket upgrade at ${where.text} did not complete within ${timeoutMs} ms`
+      : `the WebSocket upgrade at ${where.text} failed (${outcome.why})`,
+  );
 }
 
 /** One session over a WebSocket. */

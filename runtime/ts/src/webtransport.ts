@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { MaxCloseReason, SessionCode } from './codes.js';
-import { abandoned, describeUrl, sessionEndedError, settlesWithin } from './connector.js';
+import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -81,7 +81,12 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   // Whatever happens next, neither promise may reject unhandled.
   transport.closed.catch(() => {});
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  const outcome = await readyWithin(transport, timeoutMs, ctx);
+  const outcome = await openWithin<'ready' | { error: unknown }>(ctx, timeoutMs, (done) =>
+    transport.ready.then(
+      () => done('ready'),
+      (error: unknown) => done({ error }),
+    ),
+  );
   if (outcome !== 'ready') {
     closeQuietly(transport);
     if (outcome === 'aborted') throw abandoned();
@@ -103,24 +108,6 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
 
 // lib.dom's WebTransportOptions, writable.
 type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
-
-/** Races the session's ready against the deadline and the client giving up. */
-function readyWithin(transport: WebTransport, ms: number, ctx: ConnectContext): Promise<'ready' | 'timeout' | 'aborted' | { error: unknown }> {
-  return new Promise((resolve) => {
-    const timer = ctx.clock.setTimeout(() => done('timeout'), ms);
-    const onAbort = (): void => done('aborted');
-    ctx.signal.addEventListener('abort', onAbort);
-    function done(outcome: 'ready' | 'timeout' | 'aborted' | { error: unknown }): void {
-      ctx.clock.clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      resolve(outcome);
-    }
-    transport.ready.then(
-      () => done('ready'),
-      (error: unknown) => done({ error }),
-    );
-  });
-}
 
 /**
  * §10.3: whether origin answers HEAD /.well-known/transport-io over HTTPS
@@ -272,7 +259,7 @@ class WebTransportConn implements Conn {
     } catch (err) {
       throw await this.sessionFailure(err, 'opening the emit stream');
     }
-    return new WebTransportSendStream(writable.getWriter(), this);
+    return streamOf(this, writable.getWriter(), undefined);
   }
 
   async acceptEmit(): Promise<ReceiveStream> {
@@ -287,7 +274,7 @@ class WebTransportConn implements Conn {
     // The peer opens exactly one (§3.1); any other waits unread.
     incoming.releaseLock();
     if (next.done) throw await this.sessionFailure(new Error('no more incoming streams'), "accepting the peer's emit stream");
-    return new WebTransportReceiveStream(next.value.getReader(), this);
+    return streamOf(this, undefined, next.value.getReader());
   }
 
   readonly openCall = async (): Promise<CallStream> => {
@@ -298,17 +285,7 @@ class WebTransportConn implements Conn {
     } catch (err) {
       throw await this.sessionFailure(err, 'opening a call stream');
     }
-    const send = new WebTransportSendStream((bidi.writable as WritableStream<Uint8Array>).getWriter(), this);
-    const recv = new WebTransportReceiveStream((bidi.readable as ReadableStream<Uint8Array>).getReader(), this);
-    send.otherHalf = recv.peerCode();
-    recv.otherHalf = send.peerCode();
-    return {
-      write: (chunk) => send.write(chunk),
-      close: () => send.close(),
-      reset: (code) => send.reset(code),
-      read: () => recv.read(),
-      stop: (code) => recv.stop(code),
-    };
+    return streamOf(this, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
   };
 
   readonly sendDatagram = (datagram: Uint8Array): void => {
@@ -361,87 +338,57 @@ function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<
   );
 }
 
-/** A stream's sending half: one writer for the stream's life. */
-class WebTransportSendStream implements SendStream {
-  #local: StreamResetError | null = null;
-  /** On a call stream, the peer's code as the receiving half reports it. */
-  otherHalf: Promise<number> | undefined = undefined;
-
-  readonly #w: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #c: WebTransportConn;
-
-  constructor(w: WritableStreamDefaultWriter<Uint8Array>, c: WebTransportConn) {
-    this.#w = w;
-    this.#c = c;
-  }
-
-  /** The code of the peer's STOP_SENDING once this half fails with one; never settles otherwise, nor after this side's own reset. */
-  peerCode(): Promise<number> {
-    return peerCodeOf(this.#w.closed, () => this.#local === null);
-  }
-
-  async write(chunk: Uint8Array): Promise<void> {
-    if (this.#local !== null) throw this.#local;
+/**
+ * A stream as the engine sees it: its sending half (one writer for the
+ * stream's life), its receiving half (one reader), or both on a call
+ * stream. After this side's own reset or stop a half fails at once with
+ * it. On a call stream a half failing with no code takes the peer's code
+ * from the other half (Chromium fails a write on a reset stream with no
+ * code; the readable has it).
+ */
+function streamOf(
+  c: WebTransportConn,
+  w: WritableStreamDefaultWriter<Uint8Array> | undefined,
+  r: ReadableStreamDefaultReader<Uint8Array> | undefined,
+): CallStream {
+  let reset: StreamResetError | null = null;
+  let stopped: StreamResetError | null = null;
+  // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
+  // (receiving) half fails with one; never settles otherwise, nor after
+  // this side's own reset (stop).
+  const peerStopped = w && r && peerCodeOf(w.closed, () => reset === null);
+  const peerReset = w && r && peerCodeOf(r.closed, () => stopped === null);
+  async function half<T>(local: () => StreamResetError | null, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
+    const own = local();
+    if (own !== null) throw own;
     try {
       // The writer queues: a write is not held back behind the previous
       // one's completion, and resolves once the stream took the bytes.
-      await this.#w.write(chunk);
+      return await op();
     } catch (err) {
-      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
+      throw local() ?? (await c.streamFailure(err, otherHalf));
     }
   }
-
-  async close(): Promise<void> {
-    if (this.#local !== null) throw this.#local;
-    try {
-      await this.#w.close();
-    } catch (err) {
-      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
-    }
-  }
-
-  reset(code: number): void {
-    if (this.#local !== null) return;
-    this.#local = new StreamResetError(code, false);
-    this.#w.abort(resetReason(code)).catch(() => {});
-  }
-}
-
-/** A stream's receiving half: one reader for the stream's life. */
-class WebTransportReceiveStream implements ReceiveStream {
-  #local: StreamResetError | null = null;
-  /** On a call stream, the peer's code as the sending half reports it. */
-  otherHalf: Promise<number> | undefined = undefined;
-
-  readonly #r: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #c: WebTransportConn;
-
-  constructor(r: ReadableStreamDefaultReader<Uint8Array>, c: WebTransportConn) {
-    this.#r = r;
-    this.#c = c;
-  }
-
-  /** The code of the peer's RESET_STREAM once this half fails with one; never settles otherwise, nor after this side's own stop. */
-  peerCode(): Promise<number> {
-    return peerCodeOf(this.#r.closed, () => this.#local === null);
-  }
-
-  async read(): Promise<Uint8Array | null> {
-    if (this.#local !== null) throw this.#local;
-    let next: ReadableStreamReadResult<Uint8Array>;
-    try {
-      next = await this.#r.read();
-    } catch (err) {
-      throw this.#local ?? (await this.#c.streamFailure(err, this.otherHalf));
-    }
-    // A read this side's stop cut short ends done, which is no FIN.
-    if (this.#local !== null) throw this.#local;
-    return next.done ? null : next.value;
-  }
-
-  stop(code: number): void {
-    if (this.#local !== null) return;
-    this.#local = new StreamResetError(code, false);
-    this.#r.cancel(resetReason(code)).catch(() => {});
-  }
+  const sending = w as WritableStreamDefaultWriter<Uint8Array>;
+  const receiving = r as ReadableStreamDefaultReader<Uint8Array>;
+  return {
+    write: (chunk) => half(() => reset, peerReset, () => sending.write(chunk)),
+    close: () => half(() => reset, peerReset, () => sending.close()),
+    reset(code) {
+      if (reset !== null) return;
+      reset = new StreamResetError(code, false);
+      sending.abort(resetReason(code)).catch(() => {});
+    },
+    async read() {
+      const next = await half(() => stopped, peerStopped, () => receiving.read());
+      // A read this side's stop cut short ends done, which is no FIN.
+      if (stopped !== null) throw stopped;
+      return next.done ? null : next.value;
+    },
+    stop(code) {
+      if (stopped !== null) return;
+      stopped = new StreamResetError(code, false);
+      receiving.cancel(resetReason(code)).catch(() => {});
+    },
+  };
 }

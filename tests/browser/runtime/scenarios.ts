@@ -95,6 +95,18 @@ function snapshotWhen(client: Client, ok: (s: ReturnType<Client['getSnapshot']>)
   );
 }
 
+// serverLogged asks the page's server whether the conformance server has
+// logged a line with msg and fragment, until it has or ms passed.
+async function serverLogged(msg: string, fragment: string, ms: number): Promise<boolean> {
+  const started = performance.now();
+  const query = new URLSearchParams({ msg, has: fragment });
+  while (performance.now() - started < ms) {
+    if ((await fetch('/logged?' + query.toString())).ok) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
 async function connected(url: string, sha256: number[]): Promise<Client> {
   const client = new Client({ contract, connect: wt(url, sha256) });
   await client.connect();
@@ -157,7 +169,7 @@ const scenarios = {
 
   // §8: an AbortSignal cancels a pending call (the stream is reset and
   // stopped WT_ABORTED); the server logs the cancellation of this text.
-  async hang(url: string, sha256: number[], text: string) {
+  async hang(url: string, sha256: number[], text: string, waitMs: number) {
     const client = await connected(url, sha256);
     const controller = new AbortController();
     const pending = settle(client.call('hang', { text }, { signal: controller.signal }));
@@ -168,10 +180,12 @@ const scenarios = {
     const result = await within(5000, 'the aborted call', pending);
     const settledMs = performance.now() - abortedAt;
     const after = await settle(client.call('echo', { text: 'after the abort' }));
-    // Keep the session until the server logged the cancellation.
-    await new Promise((r) => setTimeout(r, 300));
+    // Keep the session until the server logged the cancellation (the
+    // test's page server says when) or waitMs passed, so that its end
+    // cannot be what cancelled.
+    const logged = await serverLogged('hang cancelled', `text=${JSON.stringify(text)}`, waitMs);
     client.close();
-    return { result, settledMs, after };
+    return { result, settledMs, after, logged };
   },
 
   // §10.1: n concurrent hangs where the server serves 256 (§10.1

@@ -13,31 +13,29 @@ export const SequenceRetention = 60_000;
 export const GateCapacity = 16384;
 
 interface Entry {
-  origin: number;
-  eventId: number;
   seq: number;
   seen: number;
-  prev: Entry | undefined; // towards the most recently seen
-  next: Entry | undefined; // towards the least recently seen
 }
 
 export class SequenceGate {
-  // Keyed origin → event: the pair does not fit one exact JS number.
-  readonly #index = new Map<number, Map<number, Entry>>();
-  #size = 0;
-  #head: Entry | undefined;
-  #tail: Entry | undefined;
+  // Keyed "origin,event" (the pair does not fit one exact JS number), in
+  // the order last seen: a Map iterates in insertion order, so the first
+  // entry is the least recently seen.
+  readonly #pairs = new Map<string, Entry>();
+  readonly #clock: Clock;
   /** Pairs dropped because the gate was full (not the ones that expired). */
   evicted = 0;
 
   constructor(
-    private readonly clock: Clock,
+    clock: Clock,
     readonly capacity = GateCapacity,
-  ) {}
+  ) {
+    this.#clock = clock;
+  }
 
   /** Pairs held now, expired ones included until the next accept sweeps them. */
   get pairs(): number {
-    return this.#size;
+    return this.#pairs.size;
   }
 
   /**
@@ -45,55 +43,27 @@ export class SequenceGate {
    * datagram of a pair, accepted or not, restarts the pair's retention.
    */
   accept(origin: number, eventId: number, seq: number): boolean {
-    const now = this.clock.now();
-    while (this.#tail !== undefined && now - this.#tail.seen >= SequenceRetention) this.#remove(this.#tail);
-    const e = this.#index.get(origin)?.get(eventId);
+    const now = this.#clock.now();
+    const pairs = this.#pairs;
+    for (const [k, e] of pairs) {
+      if (now - e.seen < SequenceRetention) break;
+      pairs.delete(k);
+    }
+    const key = origin + ',' + eventId;
+    const e = pairs.get(key);
     if (e !== undefined) {
       e.seen = now;
-      this.#unlink(e);
-      this.#pushFront(e);
+      pairs.delete(key);
+      pairs.set(key, e);
       if (!seqNewer(seq, e.seq)) return false;
       e.seq = seq;
       return true;
     }
-    if (this.#size >= this.capacity && this.#tail !== undefined) {
-      this.#remove(this.#tail);
+    if (pairs.size >= this.capacity) {
+      pairs.delete(pairs.keys().next().value as string);
       this.evicted++;
     }
-    const entry: Entry = { origin, eventId, seq, seen: now, prev: undefined, next: undefined };
-    let byEvent = this.#index.get(origin);
-    if (byEvent === undefined) {
-      byEvent = new Map();
-      this.#index.set(origin, byEvent);
-    }
-    byEvent.set(eventId, entry);
-    this.#size++;
-    this.#pushFront(entry);
+    pairs.set(key, { seq, seen: now });
     return true;
-  }
-
-  #remove(e: Entry): void {
-    this.#unlink(e);
-    const byEvent = this.#index.get(e.origin);
-    if (byEvent !== undefined) {
-      byEvent.delete(e.eventId);
-      if (byEvent.size === 0) this.#index.delete(e.origin);
-    }
-    this.#size--;
-  }
-
-  #unlink(e: Entry): void {
-    if (e.prev !== undefined) e.prev.next = e.next;
-    else this.#head = e.next;
-    if (e.next !== undefined) e.next.prev = e.prev;
-    else this.#tail = e.prev;
-    e.prev = e.next = undefined;
-  }
-
-  #pushFront(e: Entry): void {
-    e.next = this.#head;
-    if (this.#head !== undefined) this.#head.prev = e;
-    this.#head = e;
-    if (this.#tail === undefined) this.#tail = e;
   }
 }

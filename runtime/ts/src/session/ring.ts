@@ -19,11 +19,14 @@ export class DatagramRing {
   /** Entries dropped at dequeue past their TTL (an entry exactly TTL old is still sent). */
   staleDropped = 0;
 
+  readonly #clock: Clock;
+
   constructor(
-    private readonly clock: Clock,
+    clock: Clock,
     readonly capacity = RingCapacity,
     readonly ttl = RingTTL,
   ) {
+    this.#clock = clock;
     this.#slots = new Array<Uint8Array | undefined>(capacity);
     this.#at = new Float64Array(capacity);
   }
@@ -43,13 +46,13 @@ export class DatagramRing {
     }
     const i = (this.#head + this.#n) % cap;
     this.#slots[i] = b;
-    this.#at[i] = this.clock.now();
+    this.#at[i] = this.#clock.now();
     this.#n++;
   }
 
   /** The oldest entry no older than the TTL, dropping the older ones it passes; undefined when none is left. */
   pop(): Uint8Array | undefined {
-    const now = this.clock.now();
+    const now = this.#clock.now();
     while (this.#n > 0) {
       const i = this.#head;
       const b = this.#slots[i];

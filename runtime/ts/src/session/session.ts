@@ -9,17 +9,28 @@
 import { SessionCode, MaxCloseReason, sessionCodeName, type CodeName } from '../codes.js';
 import { RefusedError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
+import { settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
-  Codec,
-  FrameDecoder,
-  FrameType,
-  HeaderLen,
   checkFrame,
+  CodecBytes,
+  CodecJson,
   codecName,
   encodeFrame,
+  FrameCallCredit,
+  FrameCallError,
+  FrameCallRequest,
+  FrameCallResponse,
+  FrameDatagram,
+  FrameDecoder,
+  FrameEmit,
+  FrameHandshake,
+  FrameJoin,
+  FrameLeave,
   frameTypeName,
+  HeaderLen,
   putHeader,
+  type Codec,
   type Frame,
 } from '../wire/frame.js';
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
@@ -87,7 +98,7 @@ type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /** Encodes a value for a slot (§5.3): JSON as UTF-8, bytes as they are. */
 export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown, slot: string): Uint8Array {
-  if (codec === Codec.BYTES) {
+  if (codec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
     }
@@ -106,7 +117,7 @@ export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown,
 /** Decodes a slot's bytes (§5.3) and applies its validator; throws WT_VALIDATION_FAILED. */
 function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, validator: ((v: unknown) => unknown) | undefined, slot: string): unknown {
   let value: unknown;
-  if (codec === Codec.BYTES) {
+  if (codec === CodecBytes) {
     value = b;
   } else {
     try {
@@ -157,21 +168,13 @@ export class Session {
   #endError: TransportError | undefined;
   readonly #endListeners = new Set<() => void>();
 
-  // The emit queue (§9): a ring of frames not yet taken by the writer, held
-  // as header fields and payload so a batch encodes every header into the
-  // buffer it writes.
-  readonly #qType = new Uint8Array(EmitQueueFrames);
-  readonly #qCodec = new Uint8Array(EmitQueueFrames);
-  readonly #qId = new Uint32Array(EmitQueueFrames);
-  readonly #qPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames);
-  #qHead = 0;
-  #qLen = 0;
+  // The emit queue (§9): the frames not yet taken by the writer, held as
+  // header fields (type << 8 | codec, then the event id) and payload so a
+  // batch encodes every header into the buffer it writes. The writer takes
+  // both arrays whole, so the queue is free for new emits while it writes.
+  #qHead: number[] = [];
+  #qPayload: Array<Uint8Array | undefined> = [];
   #wakeWriter: (() => void) | undefined;
-  // The batch the writer took: at most a full queue plus the datagrams moved beside it.
-  readonly #bType = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
-  readonly #bCodec = new Uint8Array(EmitQueueFrames + DatagramLaneMark);
-  readonly #bId = new Uint32Array(EmitQueueFrames + DatagramLaneMark);
-  readonly #bPayload: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(EmitQueueFrames + DatagramLaneMark);
 
   readonly #ring: DatagramRing;
   readonly #gate: SequenceGate;
@@ -239,7 +242,7 @@ export class Session {
 
   stats(): Stats {
     return {
-      emitQueueDepth: this.#qLen,
+      emitQueueDepth: this.#qPayload.length,
       overflowDropped: this.#ring.overflowDropped,
       staleDropped: this.#ring.staleDropped,
       ...this.#counters,
@@ -266,8 +269,8 @@ export class Session {
     if (this.#hsState === 'pending') this.#hsState = 'failed';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#rejectEstablished(err);
-    for (let i = 0; i < this.#qLen; i++) this.#qPayload[(this.#qHead + i) % EmitQueueFrames] = undefined;
-    this.#qLen = 0;
+    this.#qHead = [];
+    this.#qPayload = [];
     this.#ring.clear();
     this.#wakeWriter?.();
     for (const l of [...this.#endListeners]) l();
@@ -291,11 +294,11 @@ export class Session {
   // ---- sending --------------------------------------------------------
 
   /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
-  #lookupSend(name: string, shape: CompiledEvent['shape'], lane?: CompiledEvent['lane']): CompiledEvent {
+  #lookupSend(name: string, shape: CompiledEvent['shape']): CompiledEvent {
     const ev = this.#contract.byName.get(name);
     if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `event '${name}' is not in contract ${this.#contract.name}`);
-    if (ev.shape !== shape || (lane !== undefined && ev.lane !== lane)) {
-      throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${lane ?? ev.lane} ${shape} one`);
+    if (ev.shape !== shape) {
+      throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${ev.lane} ${shape} one`);
     }
     if (!ev.sentByClient) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is not sent by the client (its contract direction)`);
     return ev;
@@ -313,24 +316,21 @@ export class Session {
     if (this.#endError !== undefined) throw this.closedError();
     const payload = encodeValue(ev, ev.payloadCodec, value, 'payload');
     if (ev.lane === 'reliable') {
-      checkFrame(FrameType.EMIT, ev.payloadCodec, ev.id, payload.length);
-      this.#enqueue(FrameType.EMIT, ev.payloadCodec, ev.id, payload);
+      checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
+      this.#enqueue(FrameEmit, ev.payloadCodec, ev.id, payload);
     } else {
       this.#sendDatagram(ev, payload);
     }
   }
 
   #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
-    if (this.#qLen === EmitQueueFrames) {
-      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, `emit queue exceeded ${EmitQueueFrames} frames (§9)`);
-      throw new TransportError('WT_PEER_TOO_SLOW', `the emit queue held ${EmitQueueFrames} frames; the session was closed (§9)`);
+    if (this.#qPayload.length === EmitQueueFrames) {
+      const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
+      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, reason);
+      throw new TransportError('WT_PEER_TOO_SLOW', reason);
     }
-    const i = (this.#qHead + this.#qLen) % EmitQueueFrames;
-    this.#qType[i] = type;
-    this.#qCodec[i] = codec;
-    this.#qId[i] = id;
-    this.#qPayload[i] = payload;
-    this.#qLen++;
+    this.#qHead.push((type << 8) | codec, id);
+    this.#qPayload.push(payload);
     this.#wake();
   }
 
@@ -387,14 +387,14 @@ export class Session {
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
     try {
-      await st.write(encodeFrame(FrameType.HANDSHAKE, Codec.JSON, 0, hs));
+      await st.write(encodeFrame(FrameHandshake, CodecJson, 0, hs));
     } catch (e) {
       this.#writeFailed(e);
       return;
     }
     for (;;) {
       if (this.isEnded) return;
-      if (this.#qLen === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+      if (this.#qPayload.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
         await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
         continue;
       }
@@ -410,46 +410,38 @@ export class Session {
   /** Takes every queued frame (and datagrams on the WebSocket mapping) and writes them in as few writes as fit. */
   async #writeQueued(st: SendStream): Promise<void> {
     // Take the frames: the queue is free for new emits while this batch is written.
-    const n = this.#qLen;
-    for (let i = 0; i < n; i++) {
-      const k = (this.#qHead + i) % EmitQueueFrames;
-      this.#bType[i] = this.#qType[k] as number;
-      this.#bCodec[i] = this.#qCodec[k] as number;
-      this.#bId[i] = this.#qId[k] as number;
-      this.#bPayload[i] = this.#qPayload[k];
-      this.#qPayload[k] = undefined;
-    }
-    this.#qHead = (this.#qHead + n) % EmitQueueFrames;
-    this.#qLen = 0;
-    let count = n;
+    const head = this.#qHead;
+    const payload = this.#qPayload;
+    this.#qHead = [];
+    this.#qPayload = [];
     if (this.mapping === 'websocket') {
       // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-      for (let room = DatagramLaneMark - n; room > 0; room--) {
+      for (let room = DatagramLaneMark - payload.length; room > 0; room--) {
         const d = this.#ring.pop();
         if (d === undefined) break;
-        this.#bType[count] = FrameType.DATAGRAM;
-        this.#bCodec[count] = Codec.JSON;
-        this.#bId[count] = 0;
-        this.#bPayload[count++] = d;
+        head.push((FrameDatagram << 8) | CodecJson, 0);
+        payload.push(d);
       }
     }
+    const count = payload.length;
     let start = 0;
     while (start < count) {
       let end = start + 1;
-      let size = HeaderLen + (this.#bPayload[start] as Uint8Array).length;
-      while (end < count && size + HeaderLen + (this.#bPayload[end] as Uint8Array).length <= emitFlushAt) {
-        size += HeaderLen + (this.#bPayload[end] as Uint8Array).length;
+      let size = HeaderLen + (payload[start] as Uint8Array).length;
+      while (end < count && size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt) {
+        size += HeaderLen + (payload[end] as Uint8Array).length;
         end++;
       }
       // One buffer per write: every header of the batch is encoded into it.
       const buf = new Uint8Array(size);
       let off = 0;
       for (let j = start; j < end; j++) {
-        const p = this.#bPayload[j] as Uint8Array;
-        putHeader(buf, off, this.#bType[j] as number, this.#bCodec[j] as number, this.#bId[j] as number, p.length);
+        const p = payload[j] as Uint8Array;
+        const h = head[2 * j] as number;
+        putHeader(buf, off, h >> 8, h & 0xff, head[2 * j + 1] as number, p.length);
         buf.set(p, off + HeaderLen);
         off += HeaderLen + p.length;
-        this.#bPayload[j] = undefined;
+        payload[j] = undefined; // copied: the batch holds no payload it wrote
       }
       await st.write(buf);
       start = end;
@@ -503,7 +495,7 @@ export class Session {
         if (f === undefined) break;
         if (first) {
           first = false;
-          if (f.type !== FrameType.HANDSHAKE) {
+          if (f.type !== FrameHandshake) {
             this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
             return;
           }
@@ -520,7 +512,7 @@ export class Session {
     if (e instanceof StreamResetError) {
       this.#closeWith(
         SessionCode.WT_PROTOCOL_ERROR,
-        `the peer reset its emit stream with code ${e.code ?? 'unknown'}; it lives for the whole session (§3.1, §5.5)`,
+        `the peer reset its emit stream with code ${e.code ?? 'unknown'} (§3.1, §5.5)`,
       );
     }
   }
@@ -556,10 +548,10 @@ export class Session {
   /** Handles one frame of the server's emit stream after the handshake; false when it closed the session. */
   #dispatch(f: Frame): boolean {
     switch (f.type) {
-      case FrameType.EMIT:
+      case FrameEmit:
         return this.#receiveEmit(f);
-      case FrameType.JOIN:
-      case FrameType.LEAVE: {
+      case FrameJoin:
+      case FrameLeave: {
         let room: string;
         try {
           room = parseRoom(f.payload);
@@ -568,14 +560,14 @@ export class Session {
           return false;
         }
         const had = this.#roomSet.has(room);
-        if (f.type === FrameType.JOIN) this.#roomSet.add(room);
+        if (f.type === FrameJoin) this.#roomSet.add(room);
         else this.#roomSet.delete(room);
-        if (had !== (f.type === FrameType.JOIN)) this.#onChange();
+        if (had !== (f.type === FrameJoin)) this.#onChange();
         return true;
       }
-      case FrameType.DATAGRAM:
+      case FrameDatagram:
         if (this.mapping !== 'websocket') {
-          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping, where unreliable events travel as datagrams (§3.3)');
+          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping (§3.3)');
           return false;
         }
         return this.#receiveDatagram(f.payload);
@@ -713,20 +705,9 @@ export class Session {
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameType.CALL_RESPONSE) {
-            if (f.codec !== ev.resultCodec) {
-              abandon(st);
-              throw new TransportError('WT_PROTOCOL_ERROR', codecMismatch(ev, true, f.codec));
-            }
-            // Any number of responses is accepted (§3.2); the first is the answer.
-            response ??= f.payload;
-          } else if (f.type === FrameType.CALL_ERROR) {
-            st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-            throw remoteCallError(f.payload);
-          } else {
-            abandon(st);
-            throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
-          }
+          const payload = responsePayload(ev, st, f);
+          // Any number of responses is accepted (§3.2); the first is the answer.
+          response ??= payload;
         }
       }
     } finally {
@@ -760,24 +741,16 @@ export class Session {
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameType.CALL_RESPONSE) {
-            if (f.codec !== ev.resultCodec) {
-              throw new TransportError('WT_PROTOCOL_ERROR', codecMismatch(ev, true, f.codec));
-            }
-            yield decodeValue(ev, ev.resultCodec, f.payload, ev.spec.validateResult, 'yields');
-            // The loop came back for more: the element was consumed.
-            if (++consumed === CreditBatch) {
-              consumed = 0;
-              // A failed grant shows up as the next read's error.
-              st.write(creditFrame()).catch(() => {});
-            }
-          } else if (f.type === FrameType.CALL_ERROR) {
+          if (f.type === FrameCallError) {
             finished = true;
             st.close().catch(() => {});
-            st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-            throw remoteCallError(f.payload);
-          } else {
-            throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+          }
+          yield decodeValue(ev, ev.resultCodec, responsePayload(ev, st, f), ev.spec.validateResult, 'yields');
+          // The loop came back for more: the element was consumed.
+          if (++consumed === CreditBatch) {
+            consumed = 0;
+            // A failed grant shows up as the next read's error.
+            st.write(creditFrame()).catch(() => {});
           }
         }
       }
@@ -794,7 +767,7 @@ export class Session {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
     }
     const req = encodeValue(ev, ev.payloadCodec, value, 'request');
-    const frame = encodeFrame(FrameType.CALL_REQUEST, ev.payloadCodec, ev.id, req);
+    const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.
     if (this.#hsState !== 'accepted') await guard.race(this.established);
@@ -823,19 +796,9 @@ export class Session {
     return () => this.#endListeners.delete(l);
   }
 
-  /** @internal How long a call waits for the transport to report a session end it already saw (ms). */
+  /** @internal Waits up to 1000 ms for the transport to report a session end it already saw; whether it did. */
   endGrace(): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      if (this.isEnded) return resolve(true);
-      const timer = this.#clock.setTimeout(() => {
-        off();
-        resolve(false);
-      }, 1000);
-      const off = this.onEnd(() => {
-        this.#clock.clearTimeout(timer);
-        resolve(true);
-      });
-    });
+    return settlesWithin(this.ended, 1000, this.#clock);
   }
 }
 
@@ -851,11 +814,14 @@ class CallGuard {
   readonly #offEnd: () => void;
   readonly #onAbort: () => void;
 
-  constructor(
-    private readonly session: Session,
-    private readonly ev: CompiledEvent,
-    private readonly signal: AbortSignal | undefined,
-  ) {
+  readonly #session: Session;
+  readonly #ev: CompiledEvent;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(session: Session, ev: CompiledEvent, signal: AbortSignal | undefined) {
+    this.#session = session;
+    this.#ev = ev;
+    this.#signal = signal;
     this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
     this.#interrupted.catch(() => {});
     this.#onAbort = () => {
@@ -869,8 +835,8 @@ class CallGuard {
 
   /** Throws at once when the caller already aborted or the session ended. */
   check(): void {
-    if (this.signal?.aborted === true) throw this.#abortedError();
-    if (this.session.isEnded) throw this.session.closedError();
+    if (this.#signal?.aborted === true) throw this.#abortedError();
+    if (this.#session.isEnded) throw this.#session.closedError();
   }
 
   race<T>(p: Promise<T>): Promise<T> {
@@ -903,17 +869,17 @@ class CallGuard {
     if (this.#settled !== undefined) return this.#settled;
     if (e instanceof TransportError && this.#own.has(e)) return e;
     let err: TransportError;
-    if (this.session.isEnded) err = this.session.closedError();
-    else if (this.signal?.aborted === true) err = this.#abortedError();
+    if (this.#session.isEnded) err = this.#session.closedError();
+    else if (this.#signal?.aborted === true) err = this.#abortedError();
     else if (e instanceof StreamResetError && e.code === 9) {
-      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.ev.name}': over 256 concurrent call streams (§10.1)`);
+      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.#ev.name}': over 256 concurrent call streams (§10.1)`);
     } else if (e instanceof StreamResetError) {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
+      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.#ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
     } else {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
+      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
     }
     this.#settle(err);
-    if (st !== undefined && !this.session.isEnded) abandon(st);
+    if (st !== undefined && !this.#session.isEnded) abandon(st);
     return err;
   }
 
@@ -924,7 +890,7 @@ class CallGuard {
    */
   async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
     if (e instanceof TransportError && this.#own.has(e)) return e;
-    if (!(e instanceof StreamResetError) && !this.session.isEnded && this.signal?.aborted !== true) await this.session.endGrace();
+    if (!(e instanceof StreamResetError) && !this.#session.isEnded && this.#signal?.aborted !== true) await this.#session.endGrace();
     return this.failed(st, e);
   }
 
@@ -932,8 +898,8 @@ class CallGuard {
   readonly #own = new WeakSet<object>();
 
   #abortedError(): TransportError {
-    const reason: unknown = this.signal?.reason;
-    const e = new TransportError('WT_ABORTED', `the call to '${this.ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+    const reason: unknown = this.#signal?.reason;
+    const e = new TransportError('WT_ABORTED', `the call to '${this.#ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
       cause: reason,
       remedy: 'Nothing to do: the caller cancelled it.',
     });
@@ -958,7 +924,7 @@ class CallGuard {
   #settled: TransportError | undefined;
 
   dispose(): void {
-    this.signal?.removeEventListener('abort', this.#onAbort);
+    this.#signal?.removeEventListener('abort', this.#onAbort);
     this.#offEnd();
   }
 }
@@ -979,7 +945,25 @@ function abandon(st: CallStream): void {
 
 /** The CALL_CREDIT of one batch, which never exceeds the initial window (§6.6); a fresh buffer per write (the transport owns it). */
 function creditFrame(): Uint8Array {
-  return encodeFrame(FrameType.CALL_CREDIT, Codec.JSON, 0, encodeCredit(CreditBatch));
+  return encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch));
+}
+
+/**
+ * The payload of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
+ * CALL_ERROR stops the stream and throws the responder's error (§6.4);
+ * anything else abandons it and throws WT_PROTOCOL_ERROR (§5.2).
+ */
+function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): Uint8Array {
+  if (f.type === FrameCallError) {
+    st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+    throw remoteCallError(f.payload);
+  }
+  if (f.type === FrameCallResponse && f.codec === ev.resultCodec) return f.payload;
+  abandon(st);
+  throw new TransportError(
+    'WT_PROTOCOL_ERROR',
+    f.type === FrameCallResponse ? codecMismatch(ev, true, f.codec) : `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`,
+  );
 }
 
 /** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */

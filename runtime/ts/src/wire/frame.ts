@@ -4,25 +4,40 @@
 // wire/reader.go, check for check and in the same order.
 
 import { TransportError } from '../errors.js';
+import {
+  CodecBytes,
+  CodecJson,
+  FrameCallCredit,
+  FrameCallError,
+  FrameCallRequest,
+  FrameCallResponse,
+  FrameDatagram,
+  FrameEmit,
+  FrameHandshake,
+  FrameJoin,
+  FrameLeave,
+} from './kinds.js';
+
+export * from './kinds.js';
 
 /** Frame types (§5.2). 0x00 and 0x0A–0xFF are reserved and invalid. */
 export const FrameType = {
-  HANDSHAKE: 0x01,
-  EMIT: 0x02,
-  CALL_REQUEST: 0x03,
-  CALL_RESPONSE: 0x04,
-  CALL_ERROR: 0x05,
-  JOIN: 0x06,
-  LEAVE: 0x07,
-  CALL_CREDIT: 0x08,
-  DATAGRAM: 0x09,
+  HANDSHAKE: FrameHandshake,
+  EMIT: FrameEmit,
+  CALL_REQUEST: FrameCallRequest,
+  CALL_RESPONSE: FrameCallResponse,
+  CALL_ERROR: FrameCallError,
+  JOIN: FrameJoin,
+  LEAVE: FrameLeave,
+  CALL_CREDIT: FrameCallCredit,
+  DATAGRAM: FrameDatagram,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
 const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'CALL_ERROR', 'JOIN', 'LEAVE', 'CALL_CREDIT', 'DATAGRAM'];
 
 /** Codecs (§5.3). 0x00 and 0x03–0xFF are reserved. */
-export const Codec = { JSON: 0x01, BYTES: 0x02 } as const;
+export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
 
 /** The fixed overhead of a frame: 4 length bytes and the 8 header bytes the length counts (§5.1). */
@@ -36,7 +51,7 @@ const minLength = 9;
 
 /** Reports whether t is a type §5.2 defines. */
 export function frameTypeKnown(t: number): t is FrameType {
-  return t >= FrameType.HANDSHAKE && t <= FrameType.DATAGRAM;
+  return t >= FrameHandshake && t <= FrameDatagram;
 }
 
 /** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
@@ -46,13 +61,13 @@ export function frameTypeName(t: number): string {
 
 /** Reports whether c is a codec version 0 accepts. */
 export function codecKnown(c: number): c is Codec {
-  return c === Codec.JSON || c === Codec.BYTES;
+  return c === CodecJson || c === CodecBytes;
 }
 
 /** "json", "bytes", or "codec 0x03" for a reserved value. */
 export function codecName(c: number): string {
-  if (c === Codec.JSON) return 'json';
-  if (c === Codec.BYTES) return 'bytes';
+  if (c === CodecJson) return 'json';
+  if (c === CodecBytes) return 'bytes';
   return 'codec 0x' + hex2(c);
 }
 
@@ -62,24 +77,24 @@ function hex2(n: number): string {
 
 /** The largest payload a frame of type t may carry (§5.1): 16 MiB on the call frames, 1 MiB otherwise. */
 export function maxPayloadOf(t: number): number {
-  return t === FrameType.CALL_REQUEST || t === FrameType.CALL_RESPONSE || t === FrameType.CALL_ERROR ? MaxCallPayload : MaxPayload;
+  return t === FrameCallRequest || t === FrameCallResponse || t === FrameCallError ? MaxCallPayload : MaxPayload;
 }
 
 // Control frames always carry codec 0x01 (§5.3).
 function isControl(t: number): boolean {
   return (
-    t === FrameType.HANDSHAKE ||
-    t === FrameType.JOIN ||
-    t === FrameType.LEAVE ||
-    t === FrameType.CALL_ERROR ||
-    t === FrameType.CALL_CREDIT ||
-    t === FrameType.DATAGRAM
+    t === FrameHandshake ||
+    t === FrameJoin ||
+    t === FrameLeave ||
+    t === FrameCallError ||
+    t === FrameCallCredit ||
+    t === FrameDatagram
   );
 }
 
 // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
 function hasEventId(t: number): boolean {
-  return t === FrameType.EMIT || t === FrameType.CALL_REQUEST;
+  return t === FrameEmit || t === FrameCallRequest;
 }
 
 /** One decoded stream frame. */
@@ -102,7 +117,7 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
     payloadLen <= maxPayloadOf(t) &&
     reserved === 0 &&
     codecKnown(c) &&
-    (c === Codec.JSON || !isControl(t)) &&
+    (c === CodecJson || !isControl(t)) &&
     (eventId === 0) !== hasEventId(t)
   ) {
     return undefined;
@@ -114,7 +129,7 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
   if (payloadLen > cap) return err('WT_PAYLOAD_TOO_LARGE', `payload of ${payloadLen} bytes exceeds the ${cap}-byte cap (§5.1)`);
   if (reserved !== 0) return err('WT_PROTOCOL_ERROR', `frame with reserved bits 0x${reserved.toString(16).padStart(4, '0')} set (§5.1)`);
   if (!codecKnown(c)) return err('WT_UNSUPPORTED_CODEC', `frame with reserved ${codecName(c)} (§5.3)`);
-  if (isControl(t) && c !== Codec.JSON) return err('WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
+  if (isControl(t) && c !== CodecJson) return err('WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
   if (hasEventId(t)) return err('WT_PROTOCOL_ERROR', 'frame with event id 0 (§5.4)');
   return err('WT_PROTOCOL_ERROR', `frame with event id ${eventId}; it must be 0 (§5.4)`);
 }

@@ -77,62 +77,38 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
   let events: EventEntry[] | undefined;
   try {
     decodeObject(utf8Decode(payload), (key, raw) => {
-      switch (key) {
-        case 'v':
-          v = prefixed("field 'v'", () => jsonInt(raw));
-          break;
-        case 'feat': {
-          const items = prefixed("field 'feat'", () => jsonArray(raw));
-          feat = items.map((item, i) => prefixed(`feat[${i}]`, () => jsonString(item)));
-          break;
-        }
-        case 'events':
-          events = decodeEvents(raw);
-          break;
-        default:
-          throw new Error(`unknown field ${quoteShort(key)}`);
-      }
+      if (key === 'v') v = jsonInt(raw, "field 'v'");
+      else if (key === 'feat') feat = jsonArray(raw, "field 'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
+      else if (key === 'events') events = decodeEvents(raw);
+      else throw new Error(`unknown field ${quoteShort(key)}`);
     });
-    if (v === undefined) throw new Error("field 'v' is missing");
-    if (feat === undefined) throw new Error("field 'feat' is missing");
-    if (events === undefined) throw new Error("field 'events' is missing");
+    const missing = v === undefined ? 'v' : feat === undefined ? 'feat' : events === undefined ? 'events' : '';
+    if (missing !== '') throw new Error(`field '${missing}' is missing`);
   } catch (e) {
     throw new TransportError('WT_PROTOCOL_ERROR', `handshake: ${(e as Error).message} (§4.1)`);
   }
-  return { v, feat, events };
-}
-
-function prefixed<T>(what: string, f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    throw new Error(`${what} ${(e as Error).message}`);
-  }
+  return { v: v as number, feat: feat as string[], events: events as EventEntry[] };
 }
 
 function decodeEvents(raw: JsonValue): EventEntry[] {
-  const rows = prefixed("field 'events'", () => jsonArray(raw));
-  const events: EventEntry[] = [];
   const names = new Set<string>();
   const ids = new Map<number, string>();
-  rows.forEach((row, i) => {
-    const cells = prefixed(`events[${i}]`, () => jsonArray(row));
+  return jsonArray(raw, "field 'events'").map((row, i) => {
+    const cells = jsonArray(row, `events[${i}]`);
     if (cells.length !== 3) throw new Error(`events[${i}] has ${cells.length} elements, not [name, id, lane]`);
-    const name = prefixed(`events[${i}] name`, () => jsonString(cells[0] as JsonValue));
-    const id = prefixed(`event ${quoteShort(name)} id`, () => jsonUint32(cells[1] as JsonValue));
-    if (id === 0) throw new Error(`event ${quoteShort(name)} has id 0, which means no event (§5.4)`);
-    const lane = prefixed(`event ${quoteShort(name)} lane`, () => jsonString(cells[2] as JsonValue));
-    if (lane !== 'reliable' && lane !== 'unreliable') {
-      throw new Error(`event ${quoteShort(name)} has lane ${quoteShort(lane)}, not 'reliable' or 'unreliable'`);
-    }
-    if (names.has(name)) throw new Error(`event ${quoteShort(name)} appears twice`);
+    const name = jsonString(cells[0] as JsonValue, `events[${i}] name`);
+    const event = `event ${quoteShort(name)}`;
+    const id = jsonUint32(cells[1] as JsonValue, event + ' id');
+    if (id === 0) throw new Error(`${event} has id 0, which means no event (§5.4)`);
+    const lane = jsonString(cells[2] as JsonValue, event + ' lane');
+    if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}, not 'reliable' or 'unreliable'`);
+    if (names.has(name)) throw new Error(`${event} appears twice`);
     const other = ids.get(id);
     if (other !== undefined) throw new Error(`events ${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
     names.add(name);
     ids.set(id, name);
-    events.push({ name, id, lane });
+    return { name, id, lane };
   });
-  return events;
 }
 
 /**

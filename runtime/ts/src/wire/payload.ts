@@ -2,7 +2,7 @@
 // and LEAVE (§6.5). Mirrors the Go runtime's wire/payload.go.
 
 import { TransportError } from '../errors.js';
-import { decodeObject, jsonString, quoteShort, type JsonValue } from './json.js';
+import { JsonNumber, decodeObject, jsonString, quoteShort, type JsonValue } from './json.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /** The CALL_CREDIT payload {"credit":n} (§6.6). */
@@ -26,7 +26,7 @@ export function parseCredit(b: Uint8Array): number | undefined {
   } catch {
     return undefined;
   }
-  if (credit === undefined || credit.kind !== 'number') return undefined;
+  if (!(credit instanceof JsonNumber)) return undefined;
   const f = Number(credit.text);
   if (!(f > 0) || f !== Math.trunc(f)) return undefined;
   return f >= maxInt32 ? maxInt32 : f;
@@ -54,11 +54,11 @@ export function parseCallError(b: Uint8Array): CallError {
   try {
     decodeObject(utf8Decode(b), (key, v) => {
       if (key === 'code') {
-        const s = field('code', v);
+        const s = jsonString(v, "field 'code'");
         if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_-prefixed`);
         code = s;
       } else if (key === 'message') {
-        message = field('message', v);
+        message = jsonString(v, "field 'message'");
       }
     });
     if (code === undefined) throw new Error("field 'code' is missing");
@@ -79,19 +79,11 @@ export function parseRoom(b: Uint8Array): string {
   let room: string | undefined;
   try {
     decodeObject(utf8Decode(b), (key, v) => {
-      if (key === 'room') room = field('room', v);
+      if (key === 'room') room = jsonString(v, "field 'room'");
     });
     if (room === undefined || room === '') throw new Error("field 'room' is missing or empty");
   } catch (e) {
     throw new TransportError('WT_PROTOCOL_ERROR', `room payload: ${(e as Error).message} (§6.5)`);
   }
   return room;
-}
-
-function field(name: string, v: JsonValue): string {
-  try {
-    return jsonString(v);
-  } catch (e) {
-    throw new Error(`field '${name}' ${(e as Error).message}`);
-  }
 }
