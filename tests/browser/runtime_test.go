@@ -227,18 +227,24 @@ func runRuntimeScenarios(t *testing.T, b browser) {
 				t.Errorf("300 concurrent hangs: %d refused in time %v, %d pending before the abort, %d aborted; want 44, 256, 256: %s", 300-r.PendingBeforeAbort, r.Waited, r.PendingBeforeAbort, r.Aborted, raw)
 			}
 			// The server resets the excess streams with code 9 (§10.1).
-			// Chromium reports the code on the stream's readable side every
-			// time (a write it stopped may fail with a codeless
-			// NetworkError): all 44 must be WT_TOO_MANY_STREAMS. Firefox
-			// mostly reports a reset with no code (a TypeError), which the
-			// runtime names as a reset with an unknown code, and now and
-			// then the code.
+			// Chromium reports the code on the stream's readable side for
+			// almost every stream (a write it stopped may fail with a
+			// codeless NetworkError first, and the runtime then waits for
+			// the readable's code). Measured under load: in about one run in
+			// five, one stream of the 44 fails its writer without a code and
+			// its readable never reports the reset, even 8 s later; the
+			// runtime then says "code unknown" rather than invent the 9. So
+			// in Chromium every refused call must carry one of the two
+			// answers and at most one may lack the code. Firefox mostly
+			// reports a reset with no code (a TypeError), which the runtime
+			// names as a reset with an unknown code, and now and then the
+			// code.
 			tooMany := "WT_TOO_MANY_STREAMS: the peer refused the call to 'hang': over 256 concurrent call streams (§10.1)"
 			unknown := "WT_PROTOCOL_ERROR: the responder of 'hang' reset the call stream with code unknown before completing it"
 			switch b {
 			case chromium:
-				if len(r.Refusals) != 1 || r.Refusals[tooMany] != 44 {
-					t.Errorf("Chromium: the refused calls rejected as %v, want 44 × %q", r.Refusals, tooMany)
+				if r.Refusals[tooMany]+r.Refusals[unknown] != 44 || r.Refusals[tooMany] < 43 {
+					t.Errorf("Chromium: the refused calls rejected as %v, want at least 43 × %q and the rest %q", r.Refusals, tooMany, unknown)
 				}
 			case firefox:
 				if r.Refusals[tooMany]+r.Refusals[unknown] != 44 {
