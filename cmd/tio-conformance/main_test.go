@@ -61,11 +61,11 @@ func TestReadinessLineAndGracefulShutdown(t *testing.T) {
 	}
 	dialCtx, dialCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dialCancel()
-	_, err = conformance.Dial(dialCtx, ready["url"]+"?token=nope", endpoint.WithCertHashes(pin))
+	_, err = conformance.Dial(dialCtx, ready["url"]+"?token=nope", endpoint.DialOptions{CertHashes: [][32]byte{pin}})
 	if wire.CodeOf(err) != wire.Unauthorized || !strings.Contains(err.Error(), conformance.RefusalReason) {
 		t.Fatalf("without the token: %v, want WT_UNAUTHORIZED %s", err, conformance.RefusalReason)
 	}
-	cl, err := conformance.Dial(dialCtx, ready["url"]+"?token=tok", endpoint.WithCertHashes(pin))
+	cl, err := conformance.Dial(dialCtx, ready["url"]+"?token=tok", endpoint.DialOptions{CertHashes: [][32]byte{pin}})
 	if err != nil {
 		t.Fatal(err)
 	}

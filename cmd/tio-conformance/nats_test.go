@@ -84,7 +84,7 @@ func TestSpec7_3_HostsShareRoomsThroughNATS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := conformance.Dial(ctx, ready.URL, endpoint.WithCertHashes(pin))
+		cl, err := conformance.Dial(ctx, ready.URL, endpoint.DialOptions{CertHashes: [][32]byte{pin}})
 		if err != nil {
 			t.Fatal(err)
 		}

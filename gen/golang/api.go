@@ -338,8 +338,8 @@ func (g *generator) client(f *jen.File) {
 	)
 
 	f.Comment(lineComment(wrap("Dial opens a session of contract " + g.c.Name + " at url (https://host:port/path): [endpoint.Dial].")))
-	f.Func().Id("Dial").Params(ctxParam(), jen.Id("url").String(), jen.Id("opts").Op("...").Qual(endpointPath, "DialOption")).Params(jen.Op("*").Id("Client"), jen.Error()).Block(
-		jen.List(jen.Id("c"), jen.Err()).Op(":=").Qual(endpointPath, "Dial").Call(jen.Id("ctx"), jen.Id("url"), jen.Id("Contract"), jen.Id("opts").Op("...")),
+	f.Func().Id("Dial").Params(ctxParam(), jen.Id("url").String(), jen.Id("opts").Qual(endpointPath, "DialOptions")).Params(jen.Op("*").Id("Client"), jen.Error()).Block(
+		jen.List(jen.Id("c"), jen.Err()).Op(":=").Qual(endpointPath, "Dial").Call(jen.Id("ctx"), jen.Id("url"), jen.Id("Contract"), jen.Id("opts")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Return(jen.Op("&").Id("Client").Values(jen.Id("c")), jen.Nil()),
 	)

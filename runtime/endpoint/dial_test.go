@@ -9,7 +9,6 @@ import (
 
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
-	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -25,8 +24,7 @@ func TestSpec10_3_FallbackFromUnreachableUDPToWebSocket(t *testing.T) {
 
 	var rep Report
 	c, err := Dial(ctx, "https://"+proxy.addr()+"/echo?token=t", contract,
-		WithTransport(webtransport.DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond}),
-		WithWebSocketFallback(""), WithReport(&rep))
+		DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond, WebSocketFallback: true, Report: &rep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +59,7 @@ func TestSpec4_NoFallbackOnRefusal(t *testing.T) {
 	ctx := testCtx(t)
 
 	rep := Report{Mapping: transport.WebTransport} // Dial must overwrite it
-	_, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256), WithWebSocketFallback(""), WithReport(&rep))
+	_, err := Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, WebSocketFallback: true, Report: &rep})
 	var te *tio.Error
 	if !errors.As(err, &te) || te.Code != wire.Unauthorized {
 		t.Fatalf("refused dial: %v, want WT_UNAUTHORIZED", err)
@@ -74,7 +72,7 @@ func TestSpec4_NoFallbackOnRefusal(t *testing.T) {
 	}
 }
 
-// Without WithWebSocketFallback a WebTransport failure is returned as it
+// Without WebSocketFallback a WebTransport failure is returned as it
 // is, even one the fallback would cover.
 func TestSpec10_3_NoFallbackUnlessAsked(t *testing.T) {
 	srv := newTestServer(t)
@@ -83,8 +81,7 @@ func TestSpec10_3_NoFallbackUnlessAsked(t *testing.T) {
 	ctx := testCtx(t)
 	var rep Report
 	_, err := Dial(ctx, "https://"+proxy.addr()+"/echo", contract,
-		WithTransport(webtransport.DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond}),
-		WithReport(&rep))
+		DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, DialTimeout: 500 * time.Millisecond, Report: &rep})
 	if wire.CodeOf(err) != wire.UDPUnreachable || rep != (Report{}) {
 		t.Fatalf("dial: %v, report %+v; want WT_UDP_UNREACHABLE and no fallback", err, rep)
 	}
@@ -95,26 +92,26 @@ func TestSpec10_3_NoFallbackUnlessAsked(t *testing.T) {
 	}
 }
 
-// §10.3: WithDevCertificate pins a local development server from its
+// §10.3: DialOptions.DevCertificate pins a local development server from its
 // manifest, over either mapping, with no hash given; away from loopback it
 // is WT_DEV_ONLY before anything is dialled.
-func TestSpec10_3_WithDevCertificatePinsFromTheManifest(t *testing.T) {
+func TestSpec10_3_DevCertificatePinsFromTheManifest(t *testing.T) {
 	srv := newTestServer(t)
 	l := listen(t, srv.Server, Options{})
 	ctx := testCtx(t)
-	c, err := Dial(ctx, l.URL(), contract, WithDevCertificate())
+	c, err := Dial(ctx, l.URL(), contract, DialOptions{DevCertificate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.peer(t)
 	_ = c.Close(tio.NoError, "done")
-	ws, err := DialWebSocket(ctx, l.WebSocketURL(), contract, WithDevCertificate())
+	ws, err := DialWebSocket(ctx, l.WebSocketURL(), contract, DialOptions{DevCertificate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.peer(t)
 	_ = ws.Close(tio.NoError, "done")
-	if _, err := Dial(ctx, "https://192.0.2.7:4433/echo", contract, WithDevCertificate()); wire.CodeOf(err) != wire.DevOnly {
+	if _, err := Dial(ctx, "https://192.0.2.7:4433/echo", contract, DialOptions{DevCertificate: true}); wire.CodeOf(err) != wire.DevOnly {
 		t.Fatalf("a dev pin from a non-loopback host: %v, want WT_DEV_ONLY", err)
 	}
 }

@@ -16,7 +16,13 @@ package endpoint
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"net/http"
 	"net/url"
+	"slices"
+	"time"
+
+	"github.com/transport-io/tiogen/runtime/clock"
 
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -25,146 +31,135 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// DialOption configures Dial and DialWebSocket.
-type DialOption func(*dialConfig)
+// DialOptions configure Dial and DialWebSocket, as Options configure
+// Listen. The zero value dials WebTransport alone, verifies the server
+// against the system roots, and uses the spec's timers and this package's
+// defaults.
+type DialOptions struct {
+	// CertHashes pins the server certificate by the SHA-256 of its DER
+	// encoding, as a browser's serverCertificateHashes does: how a client
+	// reaches a server with a development certificate (runtime/devcert)
+	// whose pin it was given (webtransport.HashFromHex). The pin covers
+	// wss:// too.
+	CertHashes [][32]byte
+	// DevCertificate pins the development certificate a local server
+	// serves (runtime/devcert): before dialing, the client fetches the pin
+	// from the server's manifest at /.well-known/transport-io-dev over
+	// HTTPS, as a page's connectDev does, so no hash is copied by hand. The
+	// host must be loopback (WT_DEV_ONLY otherwise); an expired certificate
+	// is WT_CERT_EXPIRED. The pin covers the WebSocket mapping too. For
+	// local development only: elsewhere, verify the server against its
+	// certificate authority.
+	DevCertificate bool
+	// RootCAs replaces the system roots, on either mapping, when no
+	// certificate is pinned.
+	RootCAs *x509.CertPool
+	// Header is sent with the session request on either mapping (cookies,
+	// Authorization); it is never logged.
+	Header http.Header
 
-type dialConfig struct {
-	transport webtransport.DialOptions
-	webSocket websocket.DialOptions
-	session   tio.Options
-	// fallback is set by WithWebSocketFallback; fallbackURL "" derives the
-	// URL from the WebTransport one.
-	fallback    bool
-	fallbackURL string
-	report      *Report
-	// devPin is set by WithDevCertificate.
-	devPin bool
+	// WebSocketFallback makes Dial try the WebSocket mapping when no
+	// WebTransport session can be had: WT_NO_SUPPORT, WT_HANDSHAKE_FAILED,
+	// WT_UDP_UNREACHABLE, or a WebTransport session on which no handshake
+	// arrived (WT_HANDSHAKE_TIMEOUT) — ShouldFallBack decides. A refusal
+	// (WT_UNAUTHORIZED) or any other answer of the server is returned as it
+	// is.
+	WebSocketFallback bool
+	// WebSocketURL is where the fallback dials (ws:// or wss://). Empty
+	// derives it from Dial's URL (WebSocketURL):
+	// https://host:port/path?query becomes wss://host:port/path?query, the
+	// address where Listen serves the WebSocket mapping, query (token)
+	// included.
+	WebSocketURL string
+	// Report, when set, is filled in with which mapping carries the session
+	// and, after a fallback, the WebTransport error that caused it; it is
+	// filled in when the dial fails too.
+	Report *Report
+
+	// Session sets the session options: timers, limits, features.
+	Session tio.Options
+	// DialTimeout bounds the QUIC handshake plus the WebTransport session
+	// request; 0 means webtransport.DefaultDialTimeout (10 s).
+	DialTimeout time.Duration
+	// ProbeTimeout bounds the HTTPS probe after a failed QUIC handshake
+	// (§10.3); 0 means webtransport.ProbeTimeout (2 s).
+	ProbeTimeout time.Duration
+	// IdleTimeout is QUIC's idle timeout, after which a silent WebTransport
+	// path is a lost session; 0 means 30 s.
+	IdleTimeout time.Duration
+	// CloseGrace is how long a WebTransport connection stays open after a
+	// local close so the close reaches the server; 0 means 2 s.
+	CloseGrace time.Duration
+	// WebSocket tunes a WebSocket session: the §3.3 keepalive and idle
+	// intervals, message size, close grace. The zero value is the spec's
+	// values.
+	WebSocket websocket.Options
+	// Clock decides whether a pinned certificate expired; nil is the wall
+	// clock.
+	Clock clock.Clock
 }
 
-// WithCertHashes pins the server certificate by the SHA-256 of its DER
-// encoding, as a browser's serverCertificateHashes does: how a client
-// reaches a server with a development certificate (runtime/devcert). The
-// pin covers wss:// too, unless WithWebSocket brings its own TLSConfig.
-func WithCertHashes(hashes ...[32]byte) DialOption {
-	return func(c *dialConfig) { c.transport.CertHashes = append(c.transport.CertHashes, hashes...) }
-}
-
-// WithDevCertificate pins the development certificate a local server
-// serves (runtime/devcert): before dialing, the client fetches the pin from
-// the server's manifest at /.well-known/transport-io-dev over HTTPS, as a
-// page's connectDev does, so no hash is copied by hand. The host must be
-// loopback (WT_DEV_ONLY otherwise); an expired certificate is
-// WT_CERT_EXPIRED. The pin covers the WebSocket mapping too. For local
-// development only: elsewhere, verify the server against its certificate
-// authority.
-func WithDevCertificate() DialOption {
-	return func(c *dialConfig) { c.devPin = true }
-}
-
-// WithTransport replaces the WebTransport dial options (keeping hashes
-// pinned with WithCertHashes before it only if o repeats them).
-func WithTransport(o webtransport.DialOptions) DialOption {
-	return func(c *dialConfig) { c.transport = o }
-}
-
-// WithWebSocket sets the WebSocket dial options (session liveness, TLS,
-// headers) used by DialWebSocket and by the fallback. When o.TLSConfig is
-// nil the WebTransport options' pins or roots apply; when o.Header is nil
-// the WebTransport options' Header is sent.
-func WithWebSocket(o websocket.DialOptions) DialOption {
-	return func(c *dialConfig) { c.webSocket = o }
-}
-
-// WithSession sets the session options: timers, limits, features.
-func WithSession(o tio.Options) DialOption {
-	return func(c *dialConfig) { c.session = o }
-}
-
-// WithWebSocketFallback makes Dial try the WebSocket mapping at wsURL
-// (ws:// or wss://) when no WebTransport session can be had: WT_NO_SUPPORT,
-// WT_HANDSHAKE_FAILED, WT_UDP_UNREACHABLE, or a WebTransport session on
-// which no handshake arrived (WT_HANDSHAKE_TIMEOUT) — ShouldFallBack
-// decides. A refusal (WT_UNAUTHORIZED) or any other answer of the server is
-// returned as it is. An empty wsURL derives it from Dial's URL:
-// https://host:port/path?query becomes wss://host:port/path?query, the
-// address where Listen serves the WebSocket mapping, query (token) included.
-func WithWebSocketFallback(wsURL string) DialOption {
-	return func(c *dialConfig) { c.fallback, c.fallbackURL = true, wsURL }
-}
-
-// WithReport makes Dial fill in r with which mapping carries the session
-// and, after a fallback, the WebTransport error that caused it. It is filled
-// in when Dial fails too.
-func WithReport(r *Report) DialOption {
-	return func(c *dialConfig) { c.report = r }
-}
-
-func newDialConfig(opts []DialOption) dialConfig {
-	var cfg dialConfig
-	for _, o := range opts {
-		o(&cfg)
+// webTransport are the WebTransport dial options, with the development pin
+// when DevCertificate asks for it (fetched from the server at url).
+func (o DialOptions) webTransport(ctx context.Context, url string) (webtransport.DialOptions, error) {
+	wt := webtransport.DialOptions{
+		CertHashes:   slices.Clone(o.CertHashes),
+		RootCAs:      o.RootCAs,
+		Header:       o.Header,
+		DialTimeout:  o.DialTimeout,
+		ProbeTimeout: o.ProbeTimeout,
+		IdleTimeout:  o.IdleTimeout,
+		CloseGrace:   o.CloseGrace,
+		Clock:        o.Clock,
 	}
-	return cfg
-}
-
-// pinDev adds the development pin of the server at url when
-// WithDevCertificate asked for it.
-func (c *dialConfig) pinDev(ctx context.Context, url string) error {
-	if !c.devPin {
-		return nil
-	}
-	pin, err := webtransport.DevPin(ctx, url, c.transport.Clock)
-	if err != nil {
-		return err
-	}
-	c.transport.CertHashes = append(c.transport.CertHashes, pin)
-	return nil
-}
-
-// webSocketOptions are the WebSocket dial options, completed from the
-// WebTransport ones: the same pins or roots, the same headers.
-func (c *dialConfig) webSocketOptions() websocket.DialOptions {
-	o := c.webSocket
-	if o.TLSConfig == nil {
-		switch {
-		case len(c.transport.CertHashes) > 0:
-			o.TLSConfig = webtransport.PinnedTLSConfig(c.transport.CertHashes, c.transport.Clock)
-		case c.transport.RootCAs != nil:
-			o.TLSConfig = &tls.Config{RootCAs: c.transport.RootCAs}
+	if o.DevCertificate {
+		pin, err := webtransport.DevPin(ctx, url, o.Clock)
+		if err != nil {
+			return wt, err
 		}
+		wt.CertHashes = append(wt.CertHashes, pin)
 	}
-	if o.Header == nil {
-		o.Header = c.transport.Header
+	return wt, nil
+}
+
+// webSocket are the WebSocket dial options, completed from the WebTransport
+// ones: the same pins or roots, the same headers.
+func (o DialOptions) webSocket(wt webtransport.DialOptions) websocket.DialOptions {
+	ws := websocket.DialOptions{Options: o.WebSocket, Header: o.Header}
+	switch {
+	case len(wt.CertHashes) > 0:
+		ws.TLSConfig = webtransport.PinnedTLSConfig(wt.CertHashes, o.Clock)
+	case o.RootCAs != nil:
+		ws.TLSConfig = &tls.Config{RootCAs: o.RootCAs}
 	}
-	return o
+	return ws
 }
 
 // Dial opens a session at url (https://host:port/path) and runs a client of
 // contract on it, returning once the server's handshake is accepted (§4).
-// It dials WebTransport; with WithWebSocketFallback it dials the WebSocket
-// mapping when WebTransport cannot be had, and WithReport says which mapping
+// It dials WebTransport; with WebSocketFallback it dials the WebSocket
+// mapping when WebTransport cannot be had, and Report says which mapping
 // carries the session and why. Errors carry the transport's or the
 // handshake's WT_* code; a refusal is WT_UNAUTHORIZED with the server's
 // reason.
-func Dial(ctx context.Context, url string, contract *tio.Contract, opts ...DialOption) (*tio.Client, error) {
-	cfg := newDialConfig(opts)
-	if err := cfg.pinDev(ctx, url); err != nil {
+func Dial(ctx context.Context, url string, contract *tio.Contract, opts DialOptions) (*tio.Client, error) {
+	wt, err := opts.webTransport(ctx, url)
+	if err != nil {
 		return nil, err
 	}
 	var ws attempt
-	if cfg.fallback {
-		wsURL := cfg.fallbackURL
+	if opts.WebSocketFallback {
+		wsURL := opts.WebSocketURL
 		if wsURL == "" {
-			var err error
 			if wsURL, err = WebSocketURL(url); err != nil {
 				return nil, err
 			}
 		}
-		ws = webSocketAttempt(wsURL, cfg.webSocketOptions(), contract, cfg.session)
+		ws = webSocketAttempt(wsURL, opts.webSocket(wt), contract, opts.Session)
 	}
-	cl, rep, err := dialFallback(ctx, webTransportAttempt(url, cfg.transport, contract, cfg.session), ws)
-	if cfg.report != nil {
-		*cfg.report = rep
+	cl, rep, err := dialFallback(ctx, webTransportAttempt(url, wt, contract, opts.Session), ws)
+	if opts.Report != nil {
+		*opts.Report = rep
 	}
 	return cl, err
 }
@@ -174,21 +169,21 @@ func Dial(ctx context.Context, url string, contract *tio.Contract, opts ...DialO
 // lane exists there: calls and streams fail with WT_LANE_UNAVAILABLE and the
 // session stays up; unreliable events travel as DATAGRAM frames, and the
 // server refuses the session (WT_RELIABILITY_REFUSED) unless every one of
-// them declares `fallback newest` (§2, §7.6). WithReport records the
-// WebSocket mapping, with no fallback.
-func DialWebSocket(ctx context.Context, url string, contract *tio.Contract, opts ...DialOption) (*tio.Client, error) {
-	cfg := newDialConfig(opts)
+// them declares `fallback newest` (§2, §7.6). The fallback fields are not
+// used; Report records the WebSocket mapping, with no fallback.
+func DialWebSocket(ctx context.Context, url string, contract *tio.Contract, opts DialOptions) (*tio.Client, error) {
 	if url == "" {
 		return nil, wire.Errorf(wire.HandshakeFailed, "DialWebSocket needs a ws:// or wss:// URL")
 	}
-	if err := cfg.pinDev(ctx, url); err != nil {
+	wt, err := opts.webTransport(ctx, url)
+	if err != nil {
 		return nil, err
 	}
-	cl, err := webSocketAttempt(url, cfg.webSocketOptions(), contract, cfg.session)(ctx)
-	if cfg.report != nil {
-		*cfg.report = Report{}
+	cl, err := webSocketAttempt(url, opts.webSocket(wt), contract, opts.Session)(ctx)
+	if opts.Report != nil {
+		*opts.Report = Report{}
 		if err == nil {
-			cfg.report.Mapping = transport.WebSocket
+			opts.Report.Mapping = transport.WebSocket
 		}
 	}
 	return cl, err

@@ -18,7 +18,7 @@ func TestListenAndDial(t *testing.T) {
 	ctx := testCtx(t)
 
 	var rep Report
-	c, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256), WithReport(&rep))
+	c, err := Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, Report: &rep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestListenAndDial(t *testing.T) {
 
 	// Without the pin the certificate is not trusted: a handshake failure
 	// with its code, not a hang.
-	_, err = Dial(ctx, l.URL(), contract)
+	_, err = Dial(ctx, l.URL(), contract, DialOptions{})
 	var te *tio.Error
 	if !errors.As(err, &te) || te.Code != wire.HandshakeFailed {
 		t.Fatalf("unpinned dial: %v", err)

@@ -51,7 +51,7 @@ func Example() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := endpoint.Dial(ctx, l.URL()+"?token=s3cret", contract, endpoint.WithDevCertificate())
+	c, err := endpoint.Dial(ctx, l.URL()+"?token=s3cret", contract, endpoint.DialOptions{DevCertificate: true})
 	if err != nil {
 		panic(err)
 	}
@@ -59,7 +59,7 @@ func Example() {
 	fmt.Println(string(resp), err)
 	_ = c.Close(tio.NoError, "bye") // returns once the server has the close
 
-	_, err = endpoint.DialWebSocket(ctx, l.WebSocketURL()+"?token=wrong", contract, endpoint.WithDevCertificate())
+	_, err = endpoint.DialWebSocket(ctx, l.WebSocketURL()+"?token=wrong", contract, endpoint.DialOptions{DevCertificate: true})
 	fmt.Println(wire.CodeOf(err))
 	// Output:
 	// "hello, ann" <nil>

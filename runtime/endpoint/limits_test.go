@@ -37,7 +37,7 @@ func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
 	}
 	ctx := testCtx(t)
 
-	c, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256))
+	c, err := Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}})
 	if err != nil {
 		t.Fatal(err)
 	}

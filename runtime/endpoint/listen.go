@@ -40,7 +40,7 @@ type Options struct {
 	// Dev serves a development certificate instead of TLSConfig
 	// (runtime/devcert): the listener must bind loopback (else
 	// WT_DEV_ONLY) and serves the pin at /.well-known/transport-io-dev,
-	// where WithDevCertificate finds it.
+	// where DialOptions.DevCertificate finds it.
 	Dev *devcert.Cert
 
 	// Authorize decides each peer before its session is accepted, on

@@ -45,13 +45,13 @@ func TestSpec3_3_ListenServesBothMappingsToOneServer(t *testing.T) {
 		t.Fatalf("WebSocketURL %q, TCP address %v", l.WebSocketURL(), l.TCPAddr())
 	}
 
-	wtc, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256))
+	wtc, err := Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wtPeer := srv.peer(t)
 	var rep Report
-	wsc, err := DialWebSocket(ctx, l.WebSocketURL(), contract, WithCertHashes(cert(t).SHA256), WithReport(&rep))
+	wsc, err := DialWebSocket(ctx, l.WebSocketURL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}, Report: &rep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSpec4_OneAuthorizeForBothMappings(t *testing.T) {
 		return "user-1", nil
 	}})
 	ctx := testCtx(t)
-	pin := WithCertHashes(cert(t).SHA256)
+	pin := DialOptions{CertHashes: [][32]byte{cert(t).SHA256}}
 
 	for name, dial := range map[string]func(string) (*tio.Client, error){
 		"webtransport": func(q string) (*tio.Client, error) { return Dial(ctx, l.URL()+q, contract, pin) },
@@ -154,7 +154,7 @@ func TestListenerCloseEndsSessionsOfBothMappings(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	pin := WithCertHashes(cert(t).SHA256)
+	pin := DialOptions{CertHashes: [][32]byte{cert(t).SHA256}}
 	wtc, err := Dial(ctx, l.URL(), contract, pin)
 	if err != nil {
 		t.Fatal(err)

@@ -238,7 +238,7 @@ func TestSpec11_RunReconnectsAfterALostConnectionWithANewSession(t *testing.T) {
 	done := make(chan error)
 	go func() {
 		done <- Run(ctx, func(ctx context.Context) (*tio.Client, error) {
-			return DialWebSocket(ctx, wsURL, contract, WithCertHashes(cert(t).SHA256))
+			return DialWebSocket(ctx, wsURL, contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}})
 		}, func(ctx context.Context, c *tio.Client) error {
 			// Per-session state: subscriptions live on this client only.
 			sessions <- setup{c, received(c, evSaid)}
@@ -301,7 +301,7 @@ func TestSpec4_RunOverWebTransportStopsOnUnauthorized(t *testing.T) {
 	var dials atomic.Int32
 	err := Run(ctx, func(ctx context.Context) (*tio.Client, error) {
 		dials.Add(1)
-		return Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256))
+		return Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}})
 	}, func(ctx context.Context, c *tio.Client) error {
 		if resp, err := c.Call(ctx, evEcho, []byte("hi")); err != nil || string(resp) != "hi" {
 			return err

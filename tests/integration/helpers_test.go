@@ -30,7 +30,7 @@ func startServer(t *testing.T, token string) *server {
 // dialWT opens a WebTransport session of contract c.
 func (s *server) dialWT(t *testing.T, c *tio.Contract, query string) (*tio.Client, error) {
 	t.Helper()
-	cl, err := endpoint.Dial(conformancetest.Context(t), s.Ready().URL+query, c, endpoint.WithCertHashes(s.Cert.SHA256))
+	cl, err := endpoint.Dial(conformancetest.Context(t), s.Ready().URL+query, c, endpoint.DialOptions{CertHashes: [][32]byte{s.Cert.SHA256}})
 	if err == nil {
 		closeAtEnd(t, cl)
 	}

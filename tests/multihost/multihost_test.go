@@ -217,7 +217,7 @@ func dial(t *testing.T, h *host, room string) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := conformance.Dial(ctx, h.ready.URL, endpoint.WithCertHashes(pin))
+	cl, err := conformance.Dial(ctx, h.ready.URL, endpoint.DialOptions{CertHashes: [][32]byte{pin}})
 	if err != nil {
 		t.Fatalf("dial %s: %v", h.name, err)
 	}

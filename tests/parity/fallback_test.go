@@ -23,12 +23,11 @@ func dialWithFallback(t *testing.T, s *server, wtURL, wsURL string, session tio.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	wtOpts := s.wtOptions()
-	wtOpts.DialTimeout = quicGiveUp
 	var rep endpoint.Report
-	cl, err := endpoint.Dial(ctx, wtURL, parityContract,
-		endpoint.WithTransport(wtOpts), endpoint.WithWebSocket(s.wsOptions()), endpoint.WithSession(session),
-		endpoint.WithWebSocketFallback(wsURL), endpoint.WithReport(&rep))
+	cl, err := endpoint.Dial(ctx, wtURL, parityContract, endpoint.DialOptions{
+		CertHashes: [][32]byte{s.cert.SHA256}, DialTimeout: quicGiveUp, Session: session,
+		WebSocketFallback: true, WebSocketURL: wsURL, Report: &rep,
+	})
 	if cl != nil {
 		t.Cleanup(func() {
 			_ = cl.Close(tio.NoError, "")

@@ -5,7 +5,7 @@
 //	go run ./examples/chat/client -url https://127.0.0.1:4433/chat -name ann
 //
 // On loopback the client pins the server's development certificate from
-// the manifest the server serves (endpoint.WithDevCertificate); -hash pins
+// the manifest the server serves (endpoint.DialOptions.DevCertificate); -hash pins
 // a given SHA-256 instead, and a server elsewhere is verified against the
 // system roots.
 //
@@ -54,19 +54,16 @@ func main() {
 		os.Exit(2)
 	}
 	log.SetFlags(0)
-	var opts []endpoint.DialOption
+	opts := endpoint.DialOptions{WebSocketFallback: *withFallback}
 	switch {
 	case *hash != "":
 		pin, err := webtransport.HashFromHex(*hash)
 		if err != nil {
 			log.Fatalf("-hash: %v", err)
 		}
-		opts = append(opts, endpoint.WithCertHashes(pin))
+		opts.CertHashes = [][32]byte{pin}
 	case onLoopback(*url):
-		opts = append(opts, endpoint.WithDevCertificate())
-	}
-	if *withFallback {
-		opts = append(opts, endpoint.WithWebSocketFallback(""))
+		opts.DevCertificate = true
 	}
 	lines := make(chan string)
 	go func() {
@@ -86,7 +83,7 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			c, err := endpoint.DialWebSocket(ctx, wsURL, chat.Contract, opts...)
+			c, err := endpoint.DialWebSocket(ctx, wsURL, chat.Contract, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -94,7 +91,9 @@ func main() {
 			return chat.NewClient(c), nil
 		}
 		var rep endpoint.Report
-		c, err := chat.Dial(ctx, *url, append(opts, endpoint.WithReport(&rep))...)
+		withReport := opts
+		withReport.Report = &rep
+		c, err := chat.Dial(ctx, *url, withReport)
 		if err != nil {
 			return nil, err
 		}

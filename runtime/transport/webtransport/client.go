@@ -124,7 +124,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 			return nil, &wire.Error{
 				Code:    wire.HandshakeFailed,
 				Message: fmt.Sprintf("the certificate of %s (SHA-256 %x) matches no pinned hash", host, *sum),
-				Remedy:  "Pin the hash of the certificate the server serves now: a development server prints it and serves it at " + DevManifestPath + " (WithDevCertificate fetches it), and renews its certificate before it expires.",
+				Remedy:  "Pin the hash of the certificate the server serves now: a development server prints it and serves it at " + DevManifestPath + " (endpoint.DialOptions.DevCertificate fetches it), and renews its certificate before it expires.",
 				Err:     err,
 			}
 		}

@@ -42,7 +42,7 @@ func run(mapping, url, pin, reason string) error {
 	if mapping == "websocket" {
 		dial = endpoint.DialWebSocket
 	}
-	cl, err := dial(ctx, url, conformance.Contract, endpoint.WithCertHashes(hash))
+	cl, err := dial(ctx, url, conformance.Contract, endpoint.DialOptions{CertHashes: [][32]byte{hash}})
 	if err != nil {
 		return err
 	}

@@ -651,8 +651,8 @@ func NewClient(c *tio.Client) *Client {
 
 // Dial opens a session of contract chat at url (https://host:port/path):
 // [endpoint.Dial].
-func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
-	c, err := endpoint.Dial(ctx, url, Contract, opts...)
+func Dial(ctx context.Context, url string, opts endpoint.DialOptions) (*Client, error) {
+	c, err := endpoint.Dial(ctx, url, Contract, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := chatapp.Dial(ctx, os.Args[1], endpoint.WithCertHashes(pin))
+	c, err := chatapp.Dial(ctx, os.Args[1], endpoint.DialOptions{CertHashes: [][32]byte{pin}})
 	if err != nil {
 		log.Fatal(err)
 	}
