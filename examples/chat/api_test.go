@@ -3,7 +3,9 @@ package chat_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/transport-io/tiogen/examples/chat"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport/loopback"
+	"github.com/transport-io/tiogen/runtime/typed"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -269,9 +272,11 @@ func TestInvalidEmitIsDroppedAndCounted(t *testing.T) {
 	}
 }
 
-// TestGeneratedSurfaceIsTyped: the generated types forward a fixed set of
-// the runtime's methods and add the contract's typed ones; the untyped
-// Emit, SendDatagram, Call, Stream and On are reached only through Runtime.
+// TestGeneratedSurfaceIsTyped: the generated types embed their base from
+// runtime/typed, which forwards a fixed set of the runtime's methods, and
+// add the contract's typed ones; the untyped Emit, SendDatagram, Call,
+// Stream and On are reached only through Runtime. Each holds nothing but
+// its base, and the base holds the runtime value unexported.
 func TestGeneratedSurfaceIsTyped(t *testing.T) {
 	methods := func(v any) string {
 		var out []string
@@ -283,20 +288,82 @@ func TestGeneratedSurfaceIsTyped(t *testing.T) {
 	}
 	for _, c := range []struct {
 		v    any
+		base any
 		want string
 	}{
-		{&chat.Client{}, "Close Done EmitChat EmitCursor EmitPing Err History OnAvatar OnCursor OnMessage OnPing Rooms Runtime Save Stats Upload Wait WaitEmit"},
-		{chat.Peer{}, "Close Data Done EmitAvatar EmitCursor EmitMessage EmitPing Err ID InRoom Join Leave Rooms Runtime Stats WaitEmit"},
-		{chat.Room{}, "EmitAvatar EmitCursor EmitMessage EmitPing Members Name Runtime"},
-		{&chat.Server{}, "Close Room Runtime"},
+		{&chat.Client{}, typed.ClientBase{}, "Close Done EmitChat EmitCursor EmitPing Err History OnAvatar OnCursor OnMessage OnPing Rooms Runtime Save Stats Upload Wait WaitEmit"},
+		{chat.Peer{}, typed.PeerBase{}, "Close Data Done EmitAvatar EmitCursor EmitMessage EmitPing Err ID InRoom Join Leave Rooms Runtime Stats WaitEmit"},
+		{chat.Room{}, typed.RoomBase{}, "EmitAvatar EmitCursor EmitMessage EmitPing Members Name Runtime"},
+		{&chat.Server{}, typed.ServerBase{}, "Close Room Runtime"},
 	} {
 		if got := methods(c.v); got != c.want {
 			t.Errorf("%T methods:\n got %s\nwant %s", c.v, got, c.want)
 		}
-		if typ := reflect.TypeOf(c.v); typ.Kind() == reflect.Pointer {
-			if typ.Elem().NumField() != 1 || typ.Elem().Field(0).IsExported() {
-				t.Errorf("%T holds its runtime value in an exported or extra field", c.v)
-			}
+		typ := reflect.TypeOf(c.v)
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if typ.NumField() != 1 || !typ.Field(0).Anonymous || typ.Field(0).Type != reflect.TypeOf(c.base) {
+			t.Errorf("%T holds more than its embedded %T", c.v, c.base)
+		}
+		base := reflect.TypeOf(c.base)
+		if base.NumField() != 1 || base.Field(0).IsExported() {
+			t.Errorf("%T holds its runtime value in an exported or extra field", c.base)
+		}
+	}
+}
+
+// TestGeneratedDocShowsNoRuntimeMethods: what `go doc` shows of the
+// generated package and of the bases it embeds is the typed API and the
+// fixed forwarded set, never the runtime's by-id methods.
+func TestGeneratedDocShowsNoRuntimeMethods(t *testing.T) {
+	goDoc := func(args ...string) string {
+		out, err := exec.Command("go", append([]string{"doc", "-all"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go doc %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	// documented are the methods the doc shows per receiver type, and the
+	// struct bodies it shows per type.
+	documented := func(doc string) (map[string]string, map[string]string) {
+		methods, bodies := map[string][]string{}, map[string]string{}
+		method := regexp.MustCompile(`(?m)^func \(\w* ?\*?(\w+)\) (\w+)\(`)
+		for _, m := range method.FindAllStringSubmatch(doc, -1) {
+			methods[m[1]] = append(methods[m[1]], m[2])
+		}
+		for _, m := range regexp.MustCompile(`(?ms)^type (\w+) struct \{\n(.*?)^\}`).FindAllStringSubmatch(doc, -1) {
+			bodies[m[1]] = strings.TrimSpace(m[2])
+		}
+		out := map[string]string{}
+		for typ, ms := range methods {
+			out[typ] = strings.Join(ms, " ")
+		}
+		return out, bodies
+	}
+	methods, bodies := documented(goDoc("."))
+	for typ, want := range map[string]string{
+		"Client": "EmitChat EmitCursor EmitPing History OnAvatar OnCursor OnMessage OnPing Save Upload",
+		"Peer":   "EmitAvatar EmitCursor EmitMessage EmitPing",
+		"Room":   "EmitAvatar EmitCursor EmitMessage EmitPing",
+		"Server": "Room",
+	} {
+		if methods[typ] != want {
+			t.Errorf("go doc shows %s methods %q, want %q", typ, methods[typ], want)
+		}
+		if body := bodies[typ]; body != "typed."+typ+"Base" {
+			t.Errorf("go doc shows type %s struct {%s}, want only its embedded typed.%sBase", typ, body, typ)
+		}
+	}
+	bases, _ := documented(goDoc("github.com/transport-io/tiogen/runtime/typed"))
+	for typ, want := range map[string]string{
+		"ClientBase": "Close Done Err Rooms Runtime Stats Wait WaitEmit",
+		"PeerBase":   "Close Data Done Err ID InRoom Join Leave Rooms Runtime Stats WaitEmit",
+		"RoomBase":   "Members Name Runtime",
+		"ServerBase": "Close Runtime",
+	} {
+		if bases[typ] != want {
+			t.Errorf("go doc shows typed.%s methods %q, want %q", typ, bases[typ], want)
 		}
 	}
 }

@@ -227,11 +227,11 @@ func (g *generator) server(f *jen.File) {
 		for _, e := range handled {
 			b.Add(g.bind(e))
 		}
-		b.Return(jen.Op("&").Id("Server").Values(jen.Id("srv")), jen.Nil())
+		b.Return(serverWrapper.wrap(jen.Id("srv")), jen.Nil())
 	})
 	f.Comment(lineComment(wrap("Room is the named room, with typed broadcasts: [tio.Server.Room].")))
 	f.Func().Params(serverWrapper.receiver()).Id("Room").Params(jen.Id("name").String()).Id("Room").Block(
-		jen.Return(jen.Id("Room").Values(serverWrapper.rt().Dot("Room").Call(jen.Id("name")))),
+		jen.Return(roomWrapper.wrap(serverWrapper.rt().Dot("Room").Call(jen.Id("name")))),
 	)
 
 	peerWrapper.declare(f, "Peer is the server's side of one session, with typed emitters for the "+
@@ -239,7 +239,7 @@ func (g *generator) server(f *jen.File) {
 	f.Comment(lineComment(wrap("NewPeer wraps a runtime peer of a Server of this contract, as " +
 		"tio.ServerOptions.OnSession and OnSessionEnd receive it.")))
 	f.Func().Id("NewPeer").Params(jen.Id("p").Op("*").Qual(tioPath, "Peer")).Id("Peer").Block(
-		jen.Return(jen.Id("Peer").Values(jen.Id("p"))),
+		jen.Return(peerWrapper.wrap(jen.Id("p"))),
 	)
 	roomWrapper.declare(f, "Room is a room of the server, with typed broadcasts of the events the "+
 		"server sends, each encoded once for every member: see [tio.Room].")
@@ -304,7 +304,7 @@ func handlerDoc(e ir.Event) string {
 // bind registers one handler method with the runtime server.
 func (g *generator) bind(e ir.Event) jen.Code {
 	method := jen.Id("h").Dot(g.methods["handler "+e.Name])
-	wrap := jen.Id("Peer").Values(jen.Id("p"))
+	wrap := peerWrapper.wrap(jen.Id("p"))
 	peer := jen.Id("p").Op("*").Qual(tioPath, "Peer")
 	payload := g.goType(e.Payload.Type)
 	reqCodec := g.slotCodec(e.Payload)
@@ -334,14 +334,14 @@ func (g *generator) client(f *jen.File) {
 
 	f.Comment(lineComment(wrap("NewClient wraps a runtime client made with Contract over any transport: [tio.NewClient].")))
 	f.Func().Id("NewClient").Params(jen.Id("c").Op("*").Qual(tioPath, "Client")).Op("*").Id("Client").Block(
-		jen.Return(jen.Op("&").Id("Client").Values(jen.Id("c"))),
+		jen.Return(clientWrapper.wrap(jen.Id("c"))),
 	)
 
 	f.Comment(lineComment(wrap("Dial opens a session of contract " + g.c.Name + " at url (https://host:port/path): [endpoint.Dial].")))
 	f.Func().Id("Dial").Params(ctxParam(), jen.Id("url").String(), jen.Id("opts").Qual(endpointPath, "DialOptions")).Params(jen.Op("*").Id("Client"), jen.Error()).Block(
 		jen.List(jen.Id("c"), jen.Err()).Op(":=").Qual(endpointPath, "Dial").Call(jen.Id("ctx"), jen.Id("url"), jen.Id("Contract"), jen.Id("opts")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Op("&").Id("Client").Values(jen.Id("c")), jen.Nil()),
+		jen.Return(clientWrapper.wrap(jen.Id("c")), jen.Nil()),
 	)
 
 	recv := clientWrapper.receiver

@@ -30,7 +30,8 @@ import (
 //     decodeX, codecX, valuesX, idX), or codec_ plus the type as written for
 //     slots that are not a declared type (codec_list_string): the prefixes
 //     differ and exported names start upper-case, so these never collide.
-//     The wrappers hold their runtime value in the unexported field rt.
+//     The wrappers embed their base from runtime/typed, whose field name
+//     (ClientBase) rule 3 reserves with the base's methods.
 
 // fixedAPI are the package-level names every generated file declares,
 // with what each is.

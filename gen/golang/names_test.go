@@ -45,6 +45,8 @@ func TestClashesAreReportedNeverRenamed(t *testing.T) {
 			"t.tio:3:7: event 'emit_chat' becomes Client.EmitChat in Go, as event 'chat' (its emitter) at t.tio:2:7 does"},
 		{"contract c\nevent runtime reliable string yields string\n",
 			"t.tio:2:7: event 'runtime' becomes Client.Runtime in Go, which is the generated Client's way to its runtime value"},
+		{"contract c\nevent client_base reliable string returns string\n",
+			"t.tio:2:7: event 'client_base' becomes Client.ClientBase in Go, which is the generated Client's embedded typed.ClientBase"},
 	}
 	for _, c := range cases {
 		ct, diags := check.Source("t.tio", []byte(c.src))

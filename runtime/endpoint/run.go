@@ -12,7 +12,7 @@ import (
 )
 
 // Session is what Run needs of a client session. *tio.Client has it, and so
-// does every generated Client, which embeds one.
+// does every generated Client, through the typed.ClientBase it embeds.
 type Session interface {
 	Done() <-chan struct{}
 	Err() error

@@ -444,20 +444,9 @@ var _ Handler = UnimplementedHandler{}
 
 // Server serves contract conformance with a Handler bound. A listener serves
 // its Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed
-// broadcasts.
+// broadcasts. Its methods besides the typed ones are [typed.ServerBase]'s.
 type Server struct {
-	rt *tio.Server
-}
-
-// Close stops the server: [tio.Server.Close].
-func (s *Server) Close() error {
-	return s.rt.Close()
-}
-
-// Runtime is the runtime server under this one: what a listener serves
-// (endpoint.Listen), and the way to send by event id: [tio.Server].
-func (s *Server) Runtime() *tio.Server {
-	return s.rt
+	typed.ServerBase
 }
 
 // NewServer binds h to a new runtime server of Contract: [tio.NewServer].
@@ -467,233 +456,115 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	typed.HandleCall(srv, idBlob, typed.Raw{}, typed.Raw{}, func(ctx context.Context, p *tio.Peer, req []byte) ([]byte, error) {
-		return h.Blob(ctx, Peer{p}, req)
+		return h.Blob(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleStream(srv, idCount, codecCount, codecItem, func(ctx context.Context, p *tio.Peer, req Count, send func(Item) error) error {
-		return h.Count(ctx, Peer{p}, req, send)
+		return h.Count(ctx, Peer{typed.NewPeerBase(p)}, req, send)
 	})
 	typed.HandleStream(srv, idCountThenFail, codecCount, codecItem, func(ctx context.Context, p *tio.Peer, req Count, send func(Item) error) error {
-		return h.CountThenFail(ctx, Peer{p}, req, send)
+		return h.CountThenFail(ctx, Peer{typed.NewPeerBase(p)}, req, send)
 	})
 	typed.HandleCall(srv, idCounters, codecText, codecStats, func(ctx context.Context, p *tio.Peer, req Text) (Stats, error) {
-		return h.Counters(ctx, Peer{p}, req)
+		return h.Counters(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleCall(srv, idEcho, codecText, codecText, func(ctx context.Context, p *tio.Peer, req Text) (Text, error) {
-		return h.Echo(ctx, Peer{p}, req)
+		return h.Echo(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleCall(srv, idEnter, codecRoomName, codecRoomName, func(ctx context.Context, p *tio.Peer, req RoomName) (RoomName, error) {
-		return h.Enter(ctx, Peer{p}, req)
+		return h.Enter(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleCall(srv, idExit, codecRoomName, codecRoomName, func(ctx context.Context, p *tio.Peer, req RoomName) (RoomName, error) {
-		return h.Exit(ctx, Peer{p}, req)
+		return h.Exit(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleCall(srv, idFail, codecText, codecText, func(ctx context.Context, p *tio.Peer, req Text) (Text, error) {
-		return h.Fail(ctx, Peer{p}, req)
+		return h.Fail(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleCall(srv, idHang, codecText, codecText, func(ctx context.Context, p *tio.Peer, req Text) (Text, error) {
-		return h.Hang(ctx, Peer{p}, req)
+		return h.Hang(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleEmit(srv, idMove, codecPoint, func(ctx context.Context, p *tio.Peer, v Point) error {
-		return h.Move(ctx, Peer{p}, v)
+		return h.Move(ctx, Peer{typed.NewPeerBase(p)}, v)
 	})
 	typed.HandleEmit(srv, idSay, codecText, func(ctx context.Context, p *tio.Peer, v Text) error {
-		return h.Say(ctx, Peer{p}, v)
+		return h.Say(ctx, Peer{typed.NewPeerBase(p)}, v)
 	})
 	typed.HandleEmit(srv, idShout, codecText, func(ctx context.Context, p *tio.Peer, v Text) error {
-		return h.Shout(ctx, Peer{p}, v)
+		return h.Shout(ctx, Peer{typed.NewPeerBase(p)}, v)
 	})
-	return &Server{srv}, nil
+	return &Server{typed.NewServerBase(srv)}, nil
 }
 
 // Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.rt.Room(name)}
+	return Room{typed.NewRoomBase(s.Runtime().Room(name))}
 }
 
 // Peer is the server's side of one session, with typed emitters for the events
-// the server sends. Handlers receive it; see [tio.Peer] for the session.
+// the server sends. Handlers receive it; see [tio.Peer] for the session. Its
+// methods besides the typed ones are [typed.PeerBase]'s.
 type Peer struct {
-	rt *tio.Peer
-}
-
-// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
-func (p Peer) ID() string {
-	return p.rt.ID()
-}
-
-// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
-func (p Peer) Data() any {
-	return p.rt.Data()
-}
-
-// Join puts the peer in a room: [tio.Peer.Join].
-func (p Peer) Join(room string) error {
-	return p.rt.Join(room)
-}
-
-// Leave takes the peer out of a room: [tio.Peer.Leave].
-func (p Peer) Leave(room string) error {
-	return p.rt.Leave(room)
-}
-
-// Rooms lists the rooms of this session: [tio.Peer.Rooms].
-func (p Peer) Rooms() []string {
-	return p.rt.Rooms()
-}
-
-// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
-func (p Peer) InRoom(room string) bool {
-	return p.rt.InRoom(room)
-}
-
-// Close ends the session with a close code and reason: [tio.Peer.Close].
-func (p Peer) Close(code tio.Code, reason string) error {
-	return p.rt.Close(code, reason)
-}
-
-// Done is closed once the session has ended: [tio.Peer.Done].
-func (p Peer) Done() <-chan struct{} {
-	return p.rt.Done()
-}
-
-// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
-func (p Peer) Err() error {
-	return p.rt.Err()
-}
-
-// Stats returns the session's counters now: [tio.Peer.Stats].
-func (p Peer) Stats() tio.Stats {
-	return p.rt.Stats()
-}
-
-// WaitEmit waits while the emit queue is above its low-water mark:
-// [tio.Peer.WaitEmit].
-func (p Peer) WaitEmit(ctx context.Context) error {
-	return p.rt.WaitEmit(ctx)
-}
-
-// Runtime is the runtime peer under this one, for the rare code that sends by
-// event id: [tio.Peer].
-func (p Peer) Runtime() *tio.Peer {
-	return p.rt
+	typed.PeerBase
 }
 
 // NewPeer wraps a runtime peer of a Server of this contract, as
 // tio.ServerOptions.OnSession and OnSessionEnd receive it.
 func NewPeer(p *tio.Peer) Peer {
-	return Peer{p}
+	return Peer{typed.NewPeerBase(p)}
 }
 
 // Room is a room of the server, with typed broadcasts of the events the server
-// sends, each encoded once for every member: see [tio.Room].
+// sends, each encoded once for every member: see [tio.Room]. Its methods
+// besides the typed ones are [typed.RoomBase]'s.
 type Room struct {
-	rt *tio.Room
-}
-
-// Name is the room's name: [tio.Room.Name].
-func (r Room) Name() string {
-	return r.rt.Name()
-}
-
-// Members counts this node's peers in the room: [tio.Room.Members].
-func (r Room) Members() int {
-	return r.rt.Members()
-}
-
-// Runtime is the runtime room under this one, for the rare code that
-// broadcasts by event id: [tio.Room].
-func (r Room) Runtime() *tio.Room {
-	return r.rt
+	typed.RoomBase
 }
 
 // EmitHeard sends 'heard' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitHeard(v Text) error {
-	return typed.Emit(p.rt, idHeard, codecText, v)
+	return typed.Emit(p.Runtime(), idHeard, codecText, v)
 }
 
 // EmitHeard sends 'heard' to every member of the room except the listed peers;
 // ctx bounds the hand-off to other nodes: [tio.Room.Emit].
 func (r Room) EmitHeard(ctx context.Context, v Text, except ...Peer) error {
-	return typed.RoomEmit(ctx, r.rt, idHeard, codecText, v, typed.Except(except))
+	return typed.RoomEmit(ctx, r.Runtime(), idHeard, codecText, v, typed.Except(except))
 }
 
 // EmitMove sends 'move' to this peer: [tio.Peer.SendDatagram].
 func (p Peer) EmitMove(v Point) error {
-	return typed.SendDatagram(p.rt, idMove, codecPoint, v)
+	return typed.SendDatagram(p.Runtime(), idMove, codecPoint, v)
 }
 
 // EmitMove sends 'move' to every member of the room except the listed peers;
 // ctx bounds the hand-off to other nodes: [tio.Room.SendDatagram].
 func (r Room) EmitMove(ctx context.Context, v Point, except ...Peer) error {
-	return typed.RoomSendDatagram(ctx, r.rt, idMove, codecPoint, v, typed.Except(except))
+	return typed.RoomSendDatagram(ctx, r.Runtime(), idMove, codecPoint, v, typed.Except(except))
 }
 
 // EmitSaid sends 'said' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitSaid(v Text) error {
-	return typed.Emit(p.rt, idSaid, codecText, v)
+	return typed.Emit(p.Runtime(), idSaid, codecText, v)
 }
 
 // EmitSaid sends 'said' to every member of the room except the listed peers;
 // ctx bounds the hand-off to other nodes: [tio.Room.Emit].
 func (r Room) EmitSaid(ctx context.Context, v Text, except ...Peer) error {
-	return typed.RoomEmit(ctx, r.rt, idSaid, codecText, v, typed.Except(except))
+	return typed.RoomEmit(ctx, r.Runtime(), idSaid, codecText, v, typed.Except(except))
 }
 
 // Client is the client's side of a session of contract conformance, with typed
 // emits, subscriptions, calls and streams: see [tio.Client] for the session,
 // and [endpoint.Run] to dial a new one after a session ends (§11: a session
-// is never resumed).
+// is never resumed). Its methods besides the typed ones are
+// [typed.ClientBase]'s.
 type Client struct {
-	rt *tio.Client
-}
-
-// Close ends the session with a close code and reason: [tio.Client.Close].
-func (c *Client) Close(code tio.Code, reason string) error {
-	return c.rt.Close(code, reason)
-}
-
-// Done is closed once the session has ended: [tio.Client.Done].
-func (c *Client) Done() <-chan struct{} {
-	return c.rt.Done()
-}
-
-// Wait blocks until the session has ended and its goroutines have returned,
-// then reports how it ended: [tio.Client.Wait].
-func (c *Client) Wait() error {
-	return c.rt.Wait()
-}
-
-// Err reports how the session ended, nil while it runs: [tio.Client.Err].
-func (c *Client) Err() error {
-	return c.rt.Err()
-}
-
-// Rooms lists the rooms of this session: [tio.Client.Rooms].
-func (c *Client) Rooms() []string {
-	return c.rt.Rooms()
-}
-
-// Stats returns the session's counters now: [tio.Client.Stats].
-func (c *Client) Stats() tio.Stats {
-	return c.rt.Stats()
-}
-
-// WaitEmit waits while the emit queue is above its low-water mark:
-// [tio.Client.WaitEmit].
-func (c *Client) WaitEmit(ctx context.Context) error {
-	return c.rt.WaitEmit(ctx)
-}
-
-// Runtime is the runtime client under this one, for the rare code that sends
-// or receives by event id: [tio.Client].
-func (c *Client) Runtime() *tio.Client {
-	return c.rt
+	typed.ClientBase
 }
 
 // NewClient wraps a runtime client made with Contract over any transport:
 // [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
-	return &Client{c}
+	return &Client{typed.NewClientBase(c)}
 }
 
 // Dial opens a session of contract conformance at url
@@ -703,85 +574,85 @@ func Dial(ctx context.Context, url string, opts endpoint.DialOptions) (*Client, 
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c}, nil
+	return &Client{typed.NewClientBase(c)}, nil
 }
 
 // Blob calls 'blob': [tio.Client.Call].
 func (c *Client) Blob(ctx context.Context, req []byte) ([]byte, error) {
-	return typed.Call(ctx, c.rt, idBlob, typed.Raw{}, typed.Raw{}, req)
+	return typed.Call(ctx, c.Runtime(), idBlob, typed.Raw{}, typed.Raw{}, req)
 }
 
 // Count calls 'count' and yields its elements, then an error if the call
 // fails: [tio.Client.Stream].
 func (c *Client) Count(ctx context.Context, req Count) iter.Seq2[Item, error] {
-	return typed.Stream(ctx, c.rt, idCount, codecCount, codecItem, req)
+	return typed.Stream(ctx, c.Runtime(), idCount, codecCount, codecItem, req)
 }
 
 // CountThenFail calls 'countThenFail' and yields its elements, then an error
 // if the call fails: [tio.Client.Stream].
 func (c *Client) CountThenFail(ctx context.Context, req Count) iter.Seq2[Item, error] {
-	return typed.Stream(ctx, c.rt, idCountThenFail, codecCount, codecItem, req)
+	return typed.Stream(ctx, c.Runtime(), idCountThenFail, codecCount, codecItem, req)
 }
 
 // Counters calls 'counters': [tio.Client.Call].
 func (c *Client) Counters(ctx context.Context, req Text) (Stats, error) {
-	return typed.Call(ctx, c.rt, idCounters, codecText, codecStats, req)
+	return typed.Call(ctx, c.Runtime(), idCounters, codecText, codecStats, req)
 }
 
 // Echo calls 'echo': [tio.Client.Call].
 func (c *Client) Echo(ctx context.Context, req Text) (Text, error) {
-	return typed.Call(ctx, c.rt, idEcho, codecText, codecText, req)
+	return typed.Call(ctx, c.Runtime(), idEcho, codecText, codecText, req)
 }
 
 // Enter calls 'enter': [tio.Client.Call].
 func (c *Client) Enter(ctx context.Context, req RoomName) (RoomName, error) {
-	return typed.Call(ctx, c.rt, idEnter, codecRoomName, codecRoomName, req)
+	return typed.Call(ctx, c.Runtime(), idEnter, codecRoomName, codecRoomName, req)
 }
 
 // Exit calls 'exit': [tio.Client.Call].
 func (c *Client) Exit(ctx context.Context, req RoomName) (RoomName, error) {
-	return typed.Call(ctx, c.rt, idExit, codecRoomName, codecRoomName, req)
+	return typed.Call(ctx, c.Runtime(), idExit, codecRoomName, codecRoomName, req)
 }
 
 // Fail calls 'fail': [tio.Client.Call].
 func (c *Client) Fail(ctx context.Context, req Text) (Text, error) {
-	return typed.Call(ctx, c.rt, idFail, codecText, codecText, req)
+	return typed.Call(ctx, c.Runtime(), idFail, codecText, codecText, req)
 }
 
 // Hang calls 'hang': [tio.Client.Call].
 func (c *Client) Hang(ctx context.Context, req Text) (Text, error) {
-	return typed.Call(ctx, c.rt, idHang, codecText, codecText, req)
+	return typed.Call(ctx, c.Runtime(), idHang, codecText, codecText, req)
 }
 
 // OnHeard calls fn with each 'heard' the server sends, decoded and validated,
 // until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnHeard(fn func(Text)) (unsubscribe func()) {
-	return typed.On(c.rt, idHeard, codecText, fn)
+	return typed.On(c.Runtime(), idHeard, codecText, fn)
 }
 
 // EmitMove sends 'move': [tio.Client.SendDatagram].
 func (c *Client) EmitMove(v Point) error {
-	return typed.SendDatagram(c.rt, idMove, codecPoint, v)
+	return typed.SendDatagram(c.Runtime(), idMove, codecPoint, v)
 }
 
 // OnMove calls fn with each 'move' the server sends, decoded and validated,
 // until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnMove(fn func(Point)) (unsubscribe func()) {
-	return typed.On(c.rt, idMove, codecPoint, fn)
+	return typed.On(c.Runtime(), idMove, codecPoint, fn)
 }
 
 // OnSaid calls fn with each 'said' the server sends, decoded and validated,
 // until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnSaid(fn func(Text)) (unsubscribe func()) {
-	return typed.On(c.rt, idSaid, codecText, fn)
+	return typed.On(c.Runtime(), idSaid, codecText, fn)
 }
 
 // EmitSay sends 'say': [tio.Client.Emit].
 func (c *Client) EmitSay(v Text) error {
-	return typed.Emit(c.rt, idSay, codecText, v)
+	return typed.Emit(c.Runtime(), idSay, codecText, v)
 }
 
 // EmitShout sends 'shout': [tio.Client.Emit].
 func (c *Client) EmitShout(v Text) error {
-	return typed.Emit(c.rt, idShout, codecText, v)
+	return typed.Emit(c.Runtime(), idShout, codecText, v)
 }
