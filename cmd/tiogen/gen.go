@@ -30,7 +30,8 @@ underscores (a Go keyword or predeclared name gets a trailing underscore),
 or --go-package. The file holds no version and no timestamp: the same
 contract always generates the same bytes, so CI can regenerate and run
 git diff --exit-code. Use it from go:generate, with tiogen as a tool of the
-module (go get -tool github.com/transport-io/tiogen/cmd/tiogen):
+module (go mod edit -tool=github.com/transport-io/tiogen/cmd/tiogen; the
+README says how to require it):
 
   //go:generate go tool tiogen gen --go . chat.tio`,
 	minArgs: 1,
