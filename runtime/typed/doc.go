@@ -1,7 +1,10 @@
 // Package typed is the support library of tiogen's generated Go code: the
 // JSON codec the generated encoders and decoders are written against, and
 // the generic adapters that turn the engine's bytes-level API (runtime/tio)
-// into typed emits, calls, streams and handlers. Everything that is the same
+// into typed emits, calls, streams and handlers, and the bases the generated
+// Client, Peer, Room and Server embed (ClientBase, PeerBase, RoomBase,
+// ServerBase), which forward the runtime's session methods and keep its
+// untyped ones behind Runtime. Everything that is the same
 // for every contract lives here, so a generated file holds only what its
 // contract declares.
 //
