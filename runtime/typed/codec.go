@@ -151,16 +151,14 @@ func List[T any](d *Decoder, elem func(*Decoder) T) []T {
 	return out
 }
 
-// Map reads a JSON object of values read by elem; a key given twice fails.
+// Map reads a JSON object of values read by elem. Of a key given twice the
+// last value wins, as in JavaScript's JSON.parse, so that both runtimes read
+// the same map; keys must be Unicode text.
 func Map[T any](d *Decoder, elem func(*Decoder) T) map[string]T {
 	out := map[string]T{}
 	m := d.Object()
 	for m.Next(d) {
-		k := string(m.Key())
-		if _, dup := out[k]; dup {
-			d.Fail("appears twice")
-			continue
-		}
+		k := m.text(d)
 		out[k] = elem(d)
 	}
 	return out
@@ -191,7 +189,8 @@ func Enum[T ~string](d *Decoder, values []T) T {
 	// Values are identifiers, so a value with escapes is compared unquoted.
 	s := raw[1 : len(raw)-1]
 	if bytes.IndexByte(s, '\\') >= 0 {
-		s = []byte(d.unquote(raw))
+		u, _ := d.unquote(raw)
+		s = []byte(u)
 	}
 	for _, v := range values {
 		if string(v) == string(s) {
