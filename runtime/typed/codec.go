@@ -141,9 +141,12 @@ func encode[T any](c Codec[T], v T, send func([]byte) error) error {
 	return err
 }
 
-// List reads a JSON array of elements read by elem.
+// List reads a JSON array of elements read by elem. An empty array reads
+// as an empty list, not nil: an optional list that is present but empty
+// stays present when it is sent on (nil is absent), as it does in
+// TypeScript.
 func List[T any](d *Decoder, elem func(*Decoder) T) []T {
-	var out []T
+	out := []T{}
 	a := d.Array()
 	for a.Next(d) {
 		out = append(out, elem(d))

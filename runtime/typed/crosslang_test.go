@@ -92,6 +92,7 @@ func TestSpec5_3_64BitNumbersOnlyWhenSafe(t *testing.T) {
 		wantRefused(t, i64Codec, in, "must be an integer from -9223372036854775808 to 9223372036854775807 (a decimal string)")
 	}
 	wantRoundTrip(t, u64Codec, `"18446744073709551615"`, `"18446744073709551615"`)
+	wantRoundTrip(t, u64Codec, `"-0"`, `"0"`)
 	wantRefused(t, u64Codec, "18446744073709551615", "must be an integer from 0 to 9007199254740991 when sent as a JSON number; send a decimal string for any other uint64")
 	wantRefused(t, u64Codec, "-1", "when sent as a JSON number")
 	wantRefused(t, u64Codec, `"18446744073709551616"`, "must be an integer from 0 to 18446744073709551615 (a decimal string)")
@@ -232,5 +233,35 @@ func TestEncodeDoesNotAllocate(t *testing.T) {
 	raw := json.RawMessage(`{"a":[1,2.5,"x"],"b":{"c":null}}`)
 	if n := testing.AllocsPerRun(100, func() { buf, _ = anyCodec.Append(buf[:0], raw) }); n != 0 {
 		t.Errorf("Append of a canonical json value allocates %v times", n)
+	}
+}
+
+// TestSpec5_3_EmptyIsNotAbsent: an empty list, map, string or bytes value
+// decodes to a present value, so an optional field holding one is sent on
+// as it came; only nil (a missing field) is omitted.
+func TestSpec5_3_EmptyIsNotAbsent(t *testing.T) {
+	d := Decoder{b: []byte(`[]`)}
+	if l := List(&d, (*Decoder).String); l == nil {
+		t.Error("[] reads as nil")
+	}
+	d = Decoder{b: []byte(`{}`)}
+	if m := Map(&d, (*Decoder).String); m == nil {
+		t.Error("{} reads as nil")
+	}
+	d = Decoder{b: []byte(`""`)}
+	if b := d.Bytes(); b == nil {
+		t.Error(`"" reads as nil bytes`)
+	}
+}
+
+// TestJSONValuesInListsAndMaps: json values separate like any other
+// element, valid or not.
+func TestJSONValuesInListsAndMaps(t *testing.T) {
+	l := JSON[[]json.RawMessage]{Encode: func(e *Encoder, v []json.RawMessage) { EncodeList(e, v, (*Encoder).JSON) }, Decode: func(d *Decoder) []json.RawMessage { return List(d, (*Decoder).JSON) }}
+	wantRoundTrip(t, l, `[null, 1.0 ,"", [ ],{ "b":0,"a":1},false]`, `[null,1,"",[],{"a":1,"b":0},false]`)
+	e := Encoder{}
+	EncodeList(&e, []json.RawMessage{json.RawMessage(`1`), json.RawMessage(`{`), nil}, (*Encoder).JSON)
+	if string(e.b) != `[1,null,null]` || e.err == nil || !strings.Contains(e.err.wireError().Message, "field '[1]' must be a key, not nothing") {
+		t.Errorf("an invalid element writes %s, %v", e.b, e.err.wireError())
 	}
 }

@@ -409,6 +409,9 @@ func (d *Decoder) decimal(want string, parse func(string) bool) {
 		s, _ := d.unquote(raw)
 		digits = []byte(s)
 	}
+	if len(digits) == 2 && digits[0] == '-' && digits[1] == '0' {
+		digits = digits[1:] // "-0" is 0, for uint64 too, as BigInt reads it
+	}
 	if !decimalInteger(digits) || !parse(string(digits)) {
 		d.Fail("must be " + want + ", not " + shortValue(raw))
 	}

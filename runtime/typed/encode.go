@@ -129,8 +129,8 @@ func (e *Encoder) Bytes(v []byte) {
 // value: bytes that are not one JSON value, a lone surrogate, a number
 // beyond float64.
 func (e *Encoder) JSON(v json.RawMessage) {
-	e.comma()
 	if v == nil {
+		e.comma()
 		e.b = append(e.b, "null"...)
 		return
 	}
@@ -148,7 +148,9 @@ func (e *Encoder) JSON(v json.RawMessage) {
 		if e.err == nil {
 			e.err = d.err
 		}
-		e.b = append(e.b[:mark], "null"...)
+		e.b = e.b[:mark]
+		e.comma()
+		e.b = append(e.b, "null"...)
 	}
 	*d = Decoder{}
 	decoders.Put(d)
