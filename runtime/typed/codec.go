@@ -56,7 +56,7 @@ func (c JSON[T]) Parse(b []byte) (T, error) {
 	d := decoders.Get().(*Decoder)
 	*d = Decoder{b: b}
 	v := c.Decode(d)
-	if d.err == nil && d.peek() != 0 {
+	if d.err == nil && !d.atEnd() {
 		d.syntax("data after the value")
 	}
 	ferr := d.err

@@ -104,6 +104,7 @@ func TestSpec6_4_ValidationNamesFieldPath(t *testing.T) {
 		{`{"title":"t","tags":null,"kind":"plain"}`, "field 'tags' must be an array, not null"},
 		{`[]`, "the payload must be an object, not an array"},
 		{`{"title":"t","tags":[],"kind":"plain"} x`, "the payload is not valid JSON: data after the value"},
+		{"{\"title\":\"t\",\"tags\":[],\"kind\":\"plain\"}\x00", "the payload is not valid JSON: data after the value"},
 		{`{"title":"t","tags":[],"kind":"plain",}`, "is not valid JSON"},
 		{`{"title":"t" "tags":[]}`, "is not valid JSON: expected ',' or '}'"},
 		{``, "the payload must be an object, not nothing"},

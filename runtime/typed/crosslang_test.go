@@ -3,6 +3,7 @@ package typed
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -264,4 +265,28 @@ func TestJSONValuesInListsAndMaps(t *testing.T) {
 	if string(e.b) != `[1,null,null]` || e.err == nil || !strings.Contains(e.err.wireError().Message, "field '[1]' must be a key, not nothing") {
 		t.Errorf("an invalid element writes %s, %v", e.b, e.err.wireError())
 	}
+}
+
+// FuzzJSONCanonical: whatever json value decodes is written in a form that
+// decodes to itself (a fixed point) and means what the input meant, read
+// as encoding/json reads it (the last duplicate key wins, numbers as
+// float64).
+func FuzzJSONCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":[1.0,-0,"\u0041"],"a":{"y":null,"x":true},"b":2}`, `[1e21,1e-7,"\ud83d\ude00",{}]`, `"\u2028<"`, `12345678901234567890`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := anyCodec.Parse(b)
+		if err != nil {
+			return
+		}
+		again, err := anyCodec.Parse(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("canonical form %s is not a fixed point: %s %v", out, again, err)
+		}
+		var in, canon any
+		if json.Unmarshal(b, &in) != nil || json.Unmarshal(out, &canon) != nil || !reflect.DeepEqual(in, canon) {
+			t.Fatalf("%s and its canonical form %s differ", b, out)
+		}
+	})
 }

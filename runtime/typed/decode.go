@@ -48,6 +48,13 @@ func (d *Decoder) ws() {
 	}
 }
 
+// atEnd reports whether nothing but white space is left: a NUL byte is
+// data, though peek shows it as the end.
+func (d *Decoder) atEnd() bool {
+	d.ws()
+	return d.i >= len(d.b)
+}
+
 // peek returns the first byte of the next value, or 0 at the end.
 func (d *Decoder) peek() byte {
 	d.ws()

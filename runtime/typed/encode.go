@@ -141,7 +141,7 @@ func (e *Encoder) JSON(v json.RawMessage) {
 		d.Fail("is not UTF-8")
 	}
 	e.canonical(d)
-	if d.err == nil && d.peek() != 0 {
+	if d.err == nil && !d.atEnd() {
 		d.syntax("data after the value")
 	}
 	if d.err != nil {
