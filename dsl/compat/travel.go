@@ -109,7 +109,8 @@ func reads(writer, reader ir.TypeRef) reach {
 		return readsSome
 	}
 	w, r := formOf(writer), formOf(reader)
-	// int64 and uint64 read exact integer numbers as well as decimal strings.
+	// int64 and uint64 read integer numbers (within ±(2^53-1), which every
+	// 32-bit value is) as well as decimal strings.
 	if w == formNumber && r == formString && reader.Kind == ir.RefPrimitive && (reader.Primitive == ir.Int64 || reader.Primitive == ir.Uint64) {
 		return subset(numberSets[writer.Primitive], numberSets[reader.Primitive])
 	}

@@ -37,16 +37,19 @@ type JSONForm string
 const (
 	FormBoolean JSONForm = "boolean"
 	FormString  JSONForm = "string"
-	// FormNumber is a JSON number; for int32/uint32 an exact integer in range.
+	// FormNumber is a JSON number; for int32/uint32 one whose value is an
+	// integer in range (1.0 and 1e2 too, as JSON.parse cannot tell them from 1
+	// and 100).
 	FormNumber JSONForm = "number"
 	// FormDecimalString is a 64-bit integer written as a JSON string of
 	// decimal digits ("-12"), as protobuf's JSON mapping does, so that a
 	// TypeScript peer never rounds it through a float64. Decoders also accept
-	// a JSON number that is an exact integer in range.
+	// a JSON number with an integer value within ±(2^53-1).
 	FormDecimalString JSONForm = "decimal-string"
 	// FormBase64 is a JSON string of standard, padded base64 (RFC 4648 §4).
 	FormBase64 JSONForm = "base64"
-	// FormAny is any JSON value, kept as it is.
+	// FormAny is any JSON value, written in canonical form
+	// (docs/contract-language.md, "JSON on the wire").
 	FormAny JSONForm = "any"
 )
 

@@ -56,7 +56,7 @@ func (c JSON[T]) Parse(b []byte) (T, error) {
 	d := decoders.Get().(*Decoder)
 	*d = Decoder{b: b}
 	v := c.Decode(d)
-	if d.err == nil && d.peek() != 0 {
+	if d.err == nil && !d.atEnd() {
 		d.syntax("data after the value")
 	}
 	ferr := d.err
@@ -141,9 +141,12 @@ func encode[T any](c Codec[T], v T, send func([]byte) error) error {
 	return err
 }
 
-// List reads a JSON array of elements read by elem.
+// List reads a JSON array of elements read by elem. An empty array reads
+// as an empty list, not nil: an optional list that is present but empty
+// stays present when it is sent on (nil is absent), as it does in
+// TypeScript.
 func List[T any](d *Decoder, elem func(*Decoder) T) []T {
-	var out []T
+	out := []T{}
 	a := d.Array()
 	for a.Next(d) {
 		out = append(out, elem(d))
@@ -151,16 +154,14 @@ func List[T any](d *Decoder, elem func(*Decoder) T) []T {
 	return out
 }
 
-// Map reads a JSON object of values read by elem; a key given twice fails.
+// Map reads a JSON object of values read by elem. Of a key given twice the
+// last value wins, as in JavaScript's JSON.parse, so that both runtimes read
+// the same map; keys must be Unicode text.
 func Map[T any](d *Decoder, elem func(*Decoder) T) map[string]T {
 	out := map[string]T{}
 	m := d.Object()
 	for m.Next(d) {
-		k := string(m.Key())
-		if _, dup := out[k]; dup {
-			d.Fail("appears twice")
-			continue
-		}
+		k := m.text(d)
 		out[k] = elem(d)
 	}
 	return out
@@ -191,7 +192,8 @@ func Enum[T ~string](d *Decoder, values []T) T {
 	// Values are identifiers, so a value with escapes is compared unquoted.
 	s := raw[1 : len(raw)-1]
 	if bytes.IndexByte(s, '\\') >= 0 {
-		s = []byte(d.unquote(raw))
+		u, _ := d.unquote(raw)
+		s = []byte(u)
 	}
 	for _, v := range values {
 		if string(v) == string(s) {

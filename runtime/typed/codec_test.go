@@ -104,10 +104,11 @@ func TestSpec6_4_ValidationNamesFieldPath(t *testing.T) {
 		{`{"title":"t","tags":null,"kind":"plain"}`, "field 'tags' must be an array, not null"},
 		{`[]`, "the payload must be an object, not an array"},
 		{`{"title":"t","tags":[],"kind":"plain"} x`, "the payload is not valid JSON: data after the value"},
+		{"{\"title\":\"t\",\"tags\":[],\"kind\":\"plain\"}\x00", "the payload is not valid JSON: data after the value"},
 		{`{"title":"t","tags":[],"kind":"plain",}`, "is not valid JSON"},
 		{`{"title":"t" "tags":[]}`, "is not valid JSON: expected ',' or '}'"},
 		{``, "the payload must be an object, not nothing"},
-		{`{"title":"\ud800","tags":[],"kind":"plain","x":01}`, "is not valid JSON: bad number '01'"},
+		{`{"title":"\ud83d\ude00","tags":[],"kind":"plain","x":01}`, "is not valid JSON: bad number '01'"},
 		{"{\"title\":\"\xff\",\"tags\":[],\"kind\":\"plain\"}", "the payload is not UTF-8"},
 		{"{\"title\":\"t\",\"tags\":[],\"kind\":\"plain\",\"extra\":\"\xff\"}", "the payload is not UTF-8"},
 	} {
@@ -138,13 +139,13 @@ func TestDecodeAccepts(t *testing.T) {
 
 func TestIntegersInRange(t *testing.T) {
 	i32 := JSON[int32]{Encode: (*Encoder).Int32, Decode: (*Decoder).Int32}
-	for in, ok := range map[string]bool{"2147483647": true, "-2147483648": true, "2147483648": false, "1.0": false, "1e3": false, `"5"`: false, "-0": true} {
+	for in, ok := range map[string]bool{"2147483647": true, "-2147483648": true, "2147483648": false, "1.0": true, "1e3": true, "1.5": false, `"5"`: false, "-0": true} {
 		if _, err := i32.Parse([]byte(in)); (err == nil) != ok {
 			t.Errorf("int32 %s: err %v, want ok=%v", in, err, ok)
 		}
 	}
 	u64 := JSON[uint64]{Encode: (*Encoder).Uint64, Decode: (*Decoder).Uint64}
-	for in, ok := range map[string]bool{`"18446744073709551615"`: true, "18446744073709551615": true, `"-1"`: false, `"18446744073709551616"`: false, `" 1"`: false, `"01"`: false} {
+	for in, ok := range map[string]bool{`"18446744073709551615"`: true, "18446744073709551615": false, `"-1"`: false, `"18446744073709551616"`: false, `" 1"`: false, `"01"`: false} {
 		if _, err := u64.Parse([]byte(in)); (err == nil) != ok {
 			t.Errorf("uint64 %s: err %v, want ok=%v", in, err, ok)
 		}
@@ -209,8 +210,8 @@ func TestBytesAndMaps(t *testing.T) {
 	if string(out) != `{"a":1,"b":2,"é\"":3}` {
 		t.Errorf("map writes %s", out)
 	}
-	if _, err := m.Parse([]byte(`{"a":1,"a":2}`)); err == nil || !strings.Contains(err.Error(), "field 'a' appears twice") {
-		t.Errorf("duplicate key: %v", err)
+	if got, err := m.Parse([]byte(`{"a":1,"a":2}`)); err != nil || got["a"] != 2 || len(got) != 1 {
+		t.Errorf("duplicate key: %v %v, want the last value", got, err)
 	}
 	if _, err := m.Parse([]byte(`{"a":1,"b":"x"}`)); err == nil || !strings.Contains(err.Error(), "field 'b' must be") {
 		t.Errorf("bad value: %v", err)

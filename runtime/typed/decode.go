@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -44,6 +46,13 @@ func (d *Decoder) ws() {
 			return
 		}
 	}
+}
+
+// atEnd reports whether nothing but white space is left: a NUL byte is
+// data, though peek shows it as the end.
+func (d *Decoder) atEnd() bool {
+	d.ws()
+	return d.i >= len(d.b)
 }
 
 // peek returns the first byte of the next value, or 0 at the end.
@@ -119,14 +128,27 @@ func (d *Decoder) Bool() bool {
 	return false
 }
 
-// String reads a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// encoding/json and JavaScript do.
+// String reads a JSON string. A lone UTF-16 surrogate escape ("\ud800"
+// with no pair) is refused: it is no Unicode text, and a Go string cannot
+// hold it while a JavaScript one can, so peers would read different values
+// (I-JSON, RFC 7493 §2.1).
 func (d *Decoder) String() string {
 	raw, ok := d.rawString("a string")
 	if !ok {
 		return ""
 	}
-	return d.unquote(raw)
+	return d.text(raw)
+}
+
+const loneSurrogate = "must not contain a lone surrogate"
+
+// text is the value of a quoted string that must be Unicode text.
+func (d *Decoder) text(quoted []byte) string {
+	s, lone := d.unquote(quoted)
+	if lone {
+		d.Fail(loneSurrogate + ", not " + shortValue(quoted))
+	}
+	return s
 }
 
 // rawString returns the contents of the next JSON string with escapes
@@ -161,27 +183,105 @@ func (d *Decoder) rawString(want string) ([]byte, bool) {
 }
 
 // unquote turns a quoted JSON string into its value: directly when it has
-// no escapes, otherwise through encoding/json, which implements every
-// escape. Parse refused a payload that is not UTF-8 before, so nothing is
-// replaced here.
-func (d *Decoder) unquote(quoted []byte) string {
+// no escapes (Parse refused a payload that is not UTF-8 before, so nothing
+// needs replacing), otherwise through unescape. lone reports a lone
+// surrogate escape, written as U+FFFD; callers that need text refuse it.
+func (d *Decoder) unquote(quoted []byte) (s string, lone bool) {
 	inner := quoted[1 : len(quoted)-1]
-	plain := true
-	for _, c := range inner {
-		if c == '\\' {
-			plain = false
-			break
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), false
+	}
+	var small [64]byte
+	out, lone, ok := unescape(small[:0], inner)
+	if !ok {
+		d.syntax("bad escape in a string")
+		return "", false
+	}
+	return string(out), lone
+}
+
+// unescape appends the value of a JSON string's contents (escapes in
+// place) to dst. ok is false for an escape JSON does not have (RFC 8259
+// §7); lone reports a \u escape of a lone UTF-16 surrogate.
+func unescape(dst, s []byte) (out []byte, lone, ok bool) {
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			j := i + 1
+			for j < len(s) && s[j] != '\\' {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			i = j
+			continue
+		}
+		if i+1 == len(s) {
+			return dst, lone, false
+		}
+		c := s[i+1]
+		i += 2
+		switch c {
+		case '"', '\\', '/':
+			dst = append(dst, c)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(s[i:])
+			if !ok {
+				return dst, lone, false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if low, ok := lowSurrogate(s[i:]); ok && r < 0xdc00 {
+					dst = utf8.AppendRune(dst, utf16.DecodeRune(r, low))
+					i += 6
+					continue
+				}
+				lone, r = true, utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+		default:
+			return dst, lone, false
 		}
 	}
-	if plain {
-		return string(inner)
+	return dst, lone, true
+}
+
+// lowSurrogate reads a \u escape of a low surrogate at the start of s.
+func lowSurrogate(s []byte) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
 	}
-	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
-		d.syntax("bad escape in a string")
-		return ""
+	r, ok := hex4(s[2:])
+	return r, ok && 0xdc00 <= r && r < 0xe000
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
 	}
-	return s
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 func (d *Decoder) scanNumberEnd() int {
@@ -257,63 +357,106 @@ func validNumber(s []byte) bool {
 	return i == len(s)
 }
 
-// integer reads an exact integer in [lo, hi]: a JSON number written without
-// fraction or exponent, or, when decimal is set (int64 and uint64), also a
-// JSON string of such digits.
-func (d *Decoder) integer(want string, decimal bool, parse func(string) (ok bool)) {
-	var tok, shown []byte
-	if decimal && d.peek() == '"' {
-		raw, ok := d.rawString(want)
-		if !ok {
-			return
-		}
-		tok, shown = raw[1:len(raw)-1], raw
-	} else {
-		var ok bool
-		if tok, ok = d.number(want); !ok {
-			return
-		}
-		shown = tok
-	}
-	// ParseInt alone would take "+1" and "0x1"; the JSON grammar would not.
-	if !validNumber(tok) || !parse(string(tok)) {
-		d.Fail("must be " + want + ", not " + shortValue(shown))
-	}
-}
-
 const (
 	int32Range  = "an integer from -2147483648 to 2147483647"
 	uint32Range = "an integer from 0 to 4294967295"
 	int64Range  = "an integer from -9223372036854775808 to 9223372036854775807 (a decimal string)"
 	uint64Range = "an integer from 0 to 18446744073709551615 (a decimal string)"
+	// A JSON number beyond 2^53-1 may already have been rounded by the
+	// sender's or any intermediary's JSON.parse (I-JSON, RFC 7493 §2.2), so
+	// 64-bit integers that large travel only as decimal strings.
+	int64Number  = "an integer from -9007199254740991 to 9007199254740991 when sent as a JSON number; send a decimal string for any other int64"
+	uint64Number = "an integer from 0 to 9007199254740991 when sent as a JSON number; send a decimal string for any other uint64"
+	maxSafe      = 1<<53 - 1
 )
+
+// integral is the value of a JSON number token as a float64 reads it (what
+// JavaScript's JSON.parse makes of it) when that value is an integer, so
+// that 1.0 and 1e2 read as 1 and 100 on every peer and 1.5 is refused, as
+// in protobuf's JSON mapping. ok is false beyond ±2^63, which no integer
+// type here reaches as a number.
+func integral(tok []byte) (v int64, ok bool) {
+	if bytes.IndexAny(tok, ".eE") < 0 {
+		// Plain digits are exact below 2^53 and beyond every range above
+		// it, whether read as an integer or as a float64.
+		n, err := strconv.ParseInt(string(tok), 10, 64)
+		return n, err == nil
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// numberIn reads a JSON number with an integer value in [lo, hi]; a value
+// of another kind is refused with want, one out of range with rule.
+func (d *Decoder) numberIn(want, rule string, lo, hi int64) int64 {
+	tok, ok := d.number(want)
+	if !ok {
+		return 0
+	}
+	v, ok := integral(tok)
+	if !ok || v < lo || v > hi {
+		d.Fail("must be " + rule + ", not " + shortValue(tok))
+		return 0
+	}
+	return v
+}
+
+// decimal reads a JSON string of decimal digits in JSON's integer grammar
+// (no sign but '-', no leading zero, no space) and parses it with parse.
+func (d *Decoder) decimal(want string, parse func(string) bool) {
+	raw, ok := d.rawString(want)
+	if !ok {
+		return
+	}
+	digits := raw[1 : len(raw)-1]
+	if bytes.IndexByte(digits, '\\') >= 0 {
+		s, _ := d.unquote(raw)
+		digits = []byte(s)
+	}
+	if len(digits) == 2 && digits[0] == '-' && digits[1] == '0' {
+		digits = digits[1:] // "-0" is 0, for uint64 too, as BigInt reads it
+	}
+	if !decimalInteger(digits) || !parse(string(digits)) {
+		d.Fail("must be " + want + ", not " + shortValue(raw))
+	}
+}
+
+func decimalInteger(s []byte) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Int32 reads an integer from -2^31 to 2^31-1.
 func (d *Decoder) Int32() int32 {
-	var v int64
-	d.integer(int32Range, false, func(s string) bool {
-		n, err := strconv.ParseInt(s, 10, 32)
-		v = n
-		return err == nil
-	})
-	return int32(v)
+	return int32(d.numberIn(int32Range, int32Range, math.MinInt32, math.MaxInt32))
 }
 
 // Uint32 reads an integer from 0 to 2^32-1.
 func (d *Decoder) Uint32() uint32 {
-	var v uint64
-	d.integer(uint32Range, false, func(s string) bool {
-		n, err := strconv.ParseUint(s, 10, 32)
-		v = n
-		return err == nil
-	})
-	return uint32(v)
+	return uint32(d.numberIn(uint32Range, uint32Range, 0, math.MaxUint32))
 }
 
-// Int64 reads a decimal string ("-12") or an exact integer number.
+// Int64 reads a decimal string ("-12") or a JSON number with an integer
+// value from -(2^53-1) to 2^53-1.
 func (d *Decoder) Int64() int64 {
+	if d.peek() != '"' {
+		return d.numberIn(int64Range, int64Number, -maxSafe, maxSafe)
+	}
 	var v int64
-	d.integer(int64Range, true, func(s string) bool {
+	d.decimal(int64Range, func(s string) bool {
 		n, err := strconv.ParseInt(s, 10, 64)
 		v = n
 		return err == nil
@@ -321,11 +464,14 @@ func (d *Decoder) Int64() int64 {
 	return v
 }
 
-// Uint64 reads a decimal string ("18446744073709551615") or an exact
-// integer number.
+// Uint64 reads a decimal string ("18446744073709551615") or a JSON number
+// with an integer value from 0 to 2^53-1.
 func (d *Decoder) Uint64() uint64 {
+	if d.peek() != '"' {
+		return uint64(d.numberIn(uint64Range, uint64Number, 0, maxSafe))
+	}
 	var v uint64
-	d.integer(uint64Range, true, func(s string) bool {
+	d.decimal(uint64Range, func(s string) bool {
 		n, err := strconv.ParseUint(s, 10, 64)
 		v = n
 		return err == nil
@@ -347,33 +493,37 @@ func (d *Decoder) Float64() float64 {
 	return f
 }
 
-// Bytes reads standard padded base64 (RFC 4648 §4) in a JSON string.
+// Bytes reads standard padded base64 (RFC 4648 §4) in a JSON string,
+// strictly: no line breaks and no non-zero padding bits (§3.3, §3.5), so
+// that one value has one encoding on every peer.
 func (d *Decoder) Bytes() []byte {
 	raw, ok := d.rawString("a base64 string")
 	if !ok {
 		return nil
 	}
-	s := d.unquote(raw)
-	out, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
+	s, _ := d.unquote(raw)
+	out, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || strings.ContainsAny(s, "\r\n") {
 		d.Fail("must be standard padded base64, not " + shortValue(raw))
 		return nil
 	}
 	return out
 }
 
-// JSON reads any JSON value and returns a copy of it as written.
+// JSON reads any JSON value and returns it in its canonical form (see
+// Encoder.JSON). Its strings and keys must be Unicode text and its numbers
+// must fit a float64 (I-JSON, RFC 7493 §2.1, §2.2), so that every peer reads
+// the same value; failures name the path inside the value ('any.a[1]').
 func (d *Decoder) JSON() json.RawMessage {
 	if d.err != nil {
 		return nil
 	}
-	d.ws()
-	start := d.i
-	d.Skip()
+	var e Encoder
+	e.canonical(d)
 	if d.err != nil {
 		return nil
 	}
-	return append(json.RawMessage(nil), d.b[start:d.i]...)
+	return e.b
 }
 
 // Skip reads past one JSON value of any kind, checking its syntax: the value
@@ -394,7 +544,7 @@ func (d *Decoder) Skip() {
 		}
 	case c == '"':
 		if raw, ok := d.rawString("a value"); ok && bytes.IndexByte(raw, '\\') >= 0 {
-			d.unquote(raw) // checks the escapes
+			d.unquote(raw) // checks the escapes; a value never read may hold a lone surrogate
 		}
 	case c == 't':
 		d.literal("true")
@@ -471,7 +621,8 @@ func (m *Members) Next(d *Decoder) bool {
 	if d.err != nil {
 		if m.inValue {
 			m.inValue = false
-			d.err.in(keyElem(d.unquote(m.key)))
+			key, _ := d.unquote(m.key)
+			d.err.in(keyElem(key))
 		}
 		return false
 	}
@@ -501,12 +652,23 @@ func (m *Members) Next(d *Decoder) bool {
 // escapes: compare it with string(m.Key()), which does not allocate.
 func (m *Members) Key() []byte {
 	inner := m.key[1 : len(m.key)-1]
-	for _, c := range inner {
-		if c == '\\' || c >= utf8.RuneSelf {
-			return []byte(m.dec.unquote(m.key))
-		}
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		s, _ := m.dec.unquote(m.key)
+		return []byte(s)
 	}
 	return inner
+}
+
+// text returns the current member's key, which must be Unicode text (a map
+// key or a key in a json value); a lone surrogate fails at the enclosing
+// object, as the key cannot name a path.
+func (m *Members) text(d *Decoder) string {
+	s, lone := d.unquote(m.key)
+	if lone {
+		m.inValue = false
+		d.Fail(loneSurrogate + ", not " + shortValue(m.key))
+	}
+	return s
 }
 
 // Elements iterates the elements of an array; a failure inside one is

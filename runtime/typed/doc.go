@@ -8,9 +8,12 @@
 // for every contract lives here, so a generated file holds only what its
 // contract declares.
 //
-// JSON forms follow docs/contract-language.md: int64 and uint64 are written
-// as decimal strings and read from decimal strings or exact integer numbers;
-// bytes are standard padded base64; json is any JSON value kept as written.
+// JSON forms follow docs/contract-language.md ("JSON on the wire"), the
+// rules the TypeScript runtime applies too: int64 and uint64 are written as
+// decimal strings and read from decimal strings or integer numbers within
+// ±(2^53-1); bytes are standard padded base64; json is any JSON value,
+// written in one canonical form; floats and strings are written as
+// JSON.stringify writes them.
 // Decoding validates as it reads (required fields present, enum values
 // known, numbers in range) and encoding validates what it writes (enum
 // values known, floats finite, json values valid); failures are

@@ -1,10 +1,13 @@
 package typed
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -86,11 +89,16 @@ func (e *Encoder) Float64(v float64) {
 		e.b = append(e.b, '0')
 		return
 	}
+	if v == 0 {
+		// -0 too: JSON.stringify(-0) is "0" (ECMAScript Number::toString).
+		e.b = append(e.b, '0')
+		return
+	}
 	// The same cut-over between plain and exponent forms as
-	// JavaScript's Number.prototype.toString and encoding/json.
+	// ECMAScript's Number::toString and encoding/json.
 	abs := math.Abs(v)
 	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+	if abs < 1e-6 || abs >= 1e21 {
 		format = 'e'
 	}
 	e.b = strconv.AppendFloat(e.b, v, format, -1, 64)
@@ -112,20 +120,134 @@ func (e *Encoder) Bytes(v []byte) {
 	e.b = append(e.b, '"')
 }
 
-// JSON writes a JSON value as it is; nil writes null, and bytes that are not
-// one JSON value fail.
+// JSON writes a json value in its canonical form, the one every tiogen
+// runtime writes (docs/contract-language.md): compact; object members
+// sorted by the code points of their keys, the last of duplicate keys
+// kept; numbers read as float64 and written as Float64 writes them (1.0 ->
+// 1, -0 -> 0); strings written as String writes them. nil writes null.
+// What cannot travel fails as the decoder words it, at the path inside the
+// value: bytes that are not one JSON value, a lone surrogate, a number
+// beyond float64.
 func (e *Encoder) JSON(v json.RawMessage) {
-	e.comma()
 	if v == nil {
+		e.comma()
 		e.b = append(e.b, "null"...)
 		return
 	}
-	if !json.Valid(v) {
-		e.Fail("must hold one valid JSON value")
-		e.b = append(e.b, "null"...)
-		return
+	mark := len(e.b)
+	d := decoders.Get().(*Decoder)
+	*d = Decoder{b: v}
+	if !utf8.Valid(v) {
+		d.Fail("is not UTF-8")
 	}
-	e.b = append(e.b, v...)
+	e.canonical(d)
+	if d.err == nil && !d.atEnd() {
+		d.syntax("data after the value")
+	}
+	if d.err != nil {
+		if e.err == nil {
+			e.err = d.err
+		}
+		e.b = e.b[:mark]
+		e.comma()
+		e.b = append(e.b, "null"...)
+	}
+	*d = Decoder{}
+	decoders.Put(d)
+}
+
+// canonical writes the JSON value d is at in canonical form (see JSON).
+func (e *Encoder) canonical(d *Decoder) {
+	switch c := d.peek(); {
+	case d.err != nil:
+	case c == '{':
+		e.canonicalObject(d)
+	case c == '[':
+		it := e.Array()
+		a := d.Array()
+		for a.Next(d) {
+			it.Item(e)
+			e.canonical(d)
+		}
+		it.End(e)
+	case c == '"':
+		raw, ok := d.rawString("a value")
+		if !ok {
+			return
+		}
+		if bytes.IndexByte(raw, '\\') < 0 {
+			// Without escapes it is already as String writes it: the
+			// decoder refused raw control characters.
+			e.comma()
+			e.b = append(e.b, raw...)
+			return
+		}
+		e.String(d.text(raw))
+	case c == 't' || c == 'f':
+		e.Bool(d.Bool())
+	case c == 'n':
+		if d.literal("null") {
+			e.comma()
+			e.b = append(e.b, "null"...)
+		}
+	case c == 0:
+		d.syntax("unexpected end")
+	default:
+		e.Float64(d.Float64())
+	}
+}
+
+// member is one written member of an object being canonicalized: its key
+// and where "key":value lies in the encoder's buffer.
+type member struct {
+	key        []byte
+	start, end int
+}
+
+// canonicalObject writes the members in the order they come, then, only
+// if they were not already in order, moves them into order: a value that
+// is canonical already (what a tiogen peer sent) is written in one pass.
+func (e *Encoder) canonicalObject(d *Decoder) {
+	var small [8]member
+	members := small[:0]
+	e.comma()
+	e.b = append(e.b, '{')
+	open := len(e.b)
+	sorted := true
+	o := d.Object()
+	for o.Next(d) {
+		key := o.key[1 : len(o.key)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(o.text(d))
+		}
+		if n := len(members); n > 0 {
+			sorted = sorted && bytes.Compare(members[n-1].key, key) < 0
+			e.b = append(e.b, ',')
+		}
+		start := len(e.b)
+		e.b = wire.AppendJSONString(e.b, string(key))
+		e.b = append(e.b, ':')
+		e.canonical(d)
+		members = append(members, member{key: key, start: start, end: len(e.b)})
+	}
+	if d.err == nil && !sorted {
+		slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+		buf := getBuffer()
+		written := append((*buf)[:0], e.b[open:]...)
+		e.b = e.b[:open]
+		for i, m := range members {
+			if i+1 < len(members) && bytes.Equal(m.key, members[i+1].key) {
+				continue // a later duplicate wins, as in JSON.parse
+			}
+			if len(e.b) > open {
+				e.b = append(e.b, ',')
+			}
+			e.b = append(e.b, written[m.start-open:m.end-open]...)
+		}
+		*buf = written[:0]
+		putBuffer(buf)
+	}
+	e.b = append(e.b, '}')
 }
 
 // Object starts a JSON object; write its members with Fields.Key and finish
