@@ -82,7 +82,8 @@ func TestGenRefuses(t *testing.T) {
 		code int
 		says string
 	}{
-		{[]string{"gen", "examples/chat/chat.tio"}, exitUsage, "--go DIR is required"},
+		{[]string{"gen", "examples/chat/chat.tio"}, exitUsage, "--go DIR or --ts DIR is required"},
+		{[]string{"gen", "--ts", dir, "--go-package", "chat", "examples/chat/chat.tio"}, exitUsage, "--go-package needs --go DIR"},
 		{[]string{"gen", "--go", dir, "--go-package", "func", "examples/chat/chat.tio"}, exitUsage, `"func" is a Go keyword`},
 		{[]string{"gen", "--go", dir, "--go-package", "a-b", "examples/chat/chat.tio"}, exitUsage, "is not a Go identifier"},
 		{[]string{"gen", "--go", dir, "testdata/golden/duplicate-type/contract.tio"}, exitFail, "is already declared"},
