@@ -51,9 +51,10 @@ type generator struct {
 	c *ir.Contract
 	n *names
 	b strings.Builder
-	// composites are the list and map codecs used, by slug, in order.
+	// composites are the list and map codecs used ("decode_list_string"),
+	// in the order first used, each element's before it.
 	composites map[string]bool
-	order      []ir.TypeRef
+	order      []composite
 }
 
 func (g *generator) line(s string) {
@@ -140,6 +141,11 @@ func (g *generator) slug(t ir.TypeRef) string {
 	}
 }
 
+type composite struct {
+	dir string
+	t   ir.TypeRef
+}
+
 // codec is the decoder (dir "decode") or encoder ("encode") of t, noting
 // the list and map codecs it needs.
 func (g *generator) codec(dir string, t ir.TypeRef) string {
@@ -152,19 +158,19 @@ func (g *generator) codec(dir string, t ir.TypeRef) string {
 		}
 		return g.n.encoders[t.Name]
 	}
-	g.use(t)
+	g.use(dir, t)
 	return dir + "_" + g.slug(t)
 }
 
 // use records a list or map codec, its element's first.
-func (g *generator) use(t ir.TypeRef) {
+func (g *generator) use(dir string, t ir.TypeRef) {
 	if t.Kind != ir.RefList && t.Kind != ir.RefMap {
 		return
 	}
-	g.use(*t.Elem)
-	if !g.composites[g.slug(t)] {
-		g.composites[g.slug(t)] = true
-		g.order = append(g.order, t)
+	g.use(dir, *t.Elem)
+	if name := dir + "_" + g.slug(t); !g.composites[name] {
+		g.composites[name] = true
+		g.order = append(g.order, composite{dir, t})
 	}
 }
 
@@ -272,23 +278,33 @@ func (g *generator) record(t ir.Type) {
 // compositeCodecs declares the list and map codecs the types and slots
 // use, each element's before it.
 func (g *generator) compositeCodecs() {
-	// Slots may need codecs no field does.
-	for _, t := range g.c.JSONSlotTypes() {
-		g.use(t)
+	// The table's slots may need codecs no field does: each the direction
+	// the client uses it in.
+	for _, e := range g.c.Events {
+		if e.Payload.Codec == ir.CodecJSON && e.SentByServer() {
+			g.use("decode", e.Payload.Type)
+		}
+		if e.Payload.Codec == ir.CodecJSON && e.SentByClient() {
+			g.use("encode", e.Payload.Type)
+		}
+		if e.Result != nil && e.Result.Codec == ir.CodecJSON {
+			g.use("decode", e.Result.Type)
+		}
 	}
 	if len(g.order) == 0 {
 		return
 	}
 	g.line("")
 	g.line("// Codecs of the lists and maps the contract uses.")
-	for _, t := range g.order {
-		fn := "List"
-		if t.Kind == ir.RefMap {
+	for _, c := range g.order {
+		fn, kind := "List", "Decoder"
+		if c.t.Kind == ir.RefMap {
 			fn = "Map"
 		}
-		s := g.slug(t)
-		g.linef("const decode_%s: tio.Decoder<%s> = /* @__PURE__ */ tio.decode%s(%s);", s, g.tsType(t), fn, g.codec("decode", *t.Elem))
-		g.linef("const encode_%s: tio.Encoder<%s> = /* @__PURE__ */ tio.encode%s(%s);", s, g.tsType(t), fn, g.codec("encode", *t.Elem))
+		if c.dir == "encode" {
+			kind = "Encoder"
+		}
+		g.linef("const %s_%s: tio.%s<%s> = /* @__PURE__ */ tio.%s%s(%s);", c.dir, g.slug(c.t), kind, g.tsType(c.t), c.dir, fn, g.codec(c.dir, *c.t.Elem))
 	}
 }
 

@@ -144,8 +144,8 @@ export function encodeHistoryRequest(value: HistoryRequest): string {
 
 // Codecs of the lists and maps the contract uses.
 const decode_list_string: tio.Decoder<string[]> = /* @__PURE__ */ tio.decodeList(tio.decodeString);
-const encode_list_string: tio.Encoder<string[]> = /* @__PURE__ */ tio.encodeList(tio.encodeString);
 const decode_map_string: tio.Decoder<Record<string, string>> = /* @__PURE__ */ tio.decodeMap(tio.decodeString);
+const encode_list_string: tio.Encoder<string[]> = /* @__PURE__ */ tio.encodeList(tio.encodeString);
 const encode_map_string: tio.Encoder<Record<string, string>> = /* @__PURE__ */ tio.encodeMap(tio.encodeString);
 
 /** Contract chat as the runtime uses it: each event's name, id (§5.4), lane, direction, shape and slot codecs (§5.3), with the decoders of what the client receives and the encoders of what it sends. Both peers must use the same contract, or the handshake refuses the session (§4.3). */

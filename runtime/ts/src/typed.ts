@@ -115,15 +115,21 @@ export const decodeBool: Decoder<boolean> = (v) => (typeof v === 'boolean' ? v :
 /** A JSON string without lone surrogates. */
 export const decodeString: Decoder<string> = (v) => {
   if (typeof v !== 'string') fail('must be a string', v);
-  if (loneSurrogate.test(v)) fail('must be a string of Unicode characters (a lone surrogate is not one)', '');
+  noLoneSurrogate(v);
   return v;
 };
+
+function noLoneSurrogate(s: string): void {
+  if (loneSurrogate.test(s)) fail('must not contain a lone surrogate', '');
+}
 
 const int32Range = 'must be an integer from -2147483648 to 2147483647';
 const uint32Range = 'must be an integer from 0 to 4294967295';
 const int64Range = 'must be an integer from -9223372036854775808 to 9223372036854775807 (a decimal string)';
 const uint64Range = 'must be an integer from 0 to 18446744073709551615 (a decimal string)';
-const unsafeNumber = ' (a number beyond 2^53-1 may have lost its precision: send a decimal string)';
+// A JSON number beyond 2^53-1 may have lost precision in any JSON.parse (I-JSON, RFC 7493 §2.2).
+const int64Number = 'must be an integer from -9007199254740991 to 9007199254740991 when sent as a JSON number; send a decimal string for any other int64';
+const uint64Number = 'must be an integer from 0 to 9007199254740991 when sent as a JSON number; send a decimal string for any other uint64';
 
 function int32(v: unknown, lo: number, hi: number, rule: string): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) fail(rule, v);
@@ -139,25 +145,21 @@ export const decodeUint32: Decoder<number> = (v) => int32(v, 0, 0xffffffff, uint
 // A decimal string as the JSON grammar writes integers: no '+', no leading zeros.
 const decimal = /^-?(?:0|[1-9][0-9]*)$/;
 
-function int64(v: unknown, lo: bigint, hi: bigint, rule: string): bigint {
-  let n: bigint;
-  if (typeof v === 'string') {
-    if (!decimal.test(v)) fail(rule, v);
-    n = BigInt(v);
-  } else if (typeof v === 'number' && Number.isInteger(v)) {
-    if (!Number.isSafeInteger(v)) fail(rule + unsafeNumber, v);
-    n = BigInt(v);
-  } else {
-    return fail(rule, v);
+function int64(v: unknown, lo: bigint, hi: bigint, rule: string, numberRule: string): bigint {
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v) || BigInt(v) < lo) fail(numberRule, v);
+    return BigInt(v);
   }
+  if (typeof v !== 'string' || !decimal.test(v)) fail(rule, v);
+  const n = BigInt(v);
   if (n < lo || n > hi) fail(rule, v);
   return n;
 }
 
-/** A decimal string ("-12") or a JSON number with an integral value within ±(2^53-1), from -2^63 to 2^63-1. */
-export const decodeInt64: Decoder<bigint> = (v) => int64(v, -(1n << 63n), (1n << 63n) - 1n, int64Range);
-/** A decimal string or a JSON number with an integral value within 2^53-1, from 0 to 2^64-1. */
-export const decodeUint64: Decoder<bigint> = (v) => int64(v, 0n, (1n << 64n) - 1n, uint64Range);
+/** A decimal string ("-12") from -2^63 to 2^63-1, or a JSON number with an integral value within ±(2^53-1). */
+export const decodeInt64: Decoder<bigint> = (v) => int64(v, -(1n << 63n), (1n << 63n) - 1n, int64Range, int64Number);
+/** A decimal string from 0 to 2^64-1, or a JSON number with an integral value from 0 to 2^53-1. */
+export const decodeUint64: Decoder<bigint> = (v) => int64(v, 0n, (1n << 64n) - 1n, uint64Range, uint64Number);
 
 /** A finite JSON number; JSON.parse gives Infinity for 1e400, which is refused. */
 export const decodeFloat64: Decoder<number> = (v) => {
@@ -166,9 +168,10 @@ export const decodeFloat64: Decoder<number> = (v) => {
   return v;
 };
 
-const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+// Padded, and the bits the padding leaves over are zero (RFC 4648 §3.5: "AB==" is refused, "AA==" is not).
+const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$/;
 
-/** Standard padded base64 (RFC 4648 §4) in a JSON string. */
+/** Standard padded base64 (RFC 4648 §4) in a JSON string, strictly: nothing outside the alphabet, zero pad bits. */
 export const decodeBytes: Decoder<Uint8Array> = (v) => {
   if (typeof v !== 'string') fail('must be a base64 string', v);
   if (!base64.test(v)) fail('must be standard padded base64', v);
@@ -203,8 +206,9 @@ function check(v: unknown): void {
   } else if (typeof v === 'object' && v !== null) {
     nest(() => {
       for (const k of Object.keys(v)) {
+        // A bad key is reported at the object's path: the key is not a path segment.
+        noLoneSurrogate(k);
         try {
-          decodeString(k);
           check((v as Record<string, unknown>)[k]);
         } catch (e) {
           throw within(e, '.' + k);
@@ -241,9 +245,9 @@ export function decodeMap<T>(elem: Decoder<T>): Decoder<Record<string, T>> {
     return nest(() => {
       const out: Record<string, T> = {};
       for (const k of Object.keys(o)) {
+        noLoneSurrogate(k); // at the map's path, as the key is no path segment
         let x: T;
         try {
-          decodeString(k);
           x = elem(o[k]);
         } catch (e) {
           throw within(e, '.' + k);
@@ -339,11 +343,18 @@ export const encodeBytes: Encoder<Uint8Array> = (v) => {
   return '"' + btoa(s) + '"';
 };
 
-/** A JSON value in compact form, its object keys as given; depth, lone surrogates and non-finite numbers are refused. */
+/**
+ * A JSON value in canonical form: compact, object members sorted by code
+ * point of the key (as maps), numbers and strings as JSON.stringify writes
+ * them; depth, lone surrogates and non-finite numbers are refused.
+ */
 export const encodeJson: Encoder<JsonValue> = (v) => {
-  if (v === undefined) fail('must be a JSON value', v);
-  check(v);
-  return JSON.stringify(v);
+  if (Array.isArray(v)) return encodeList(encodeJson)(v);
+  if (typeof v === 'object' && v !== null) return encodeMap(encodeJson)(v);
+  if (typeof v === 'string') return encodeString(v);
+  if (typeof v === 'number') return encodeFloat64(v);
+  if (v === null || typeof v === 'boolean') return String(v);
+  return fail('must be a JSON value', v);
 };
 
 /** An array of elements written by elem. */

@@ -108,7 +108,7 @@ export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown,
   try {
     text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
-    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable: ${(e as Error).message}`);
+    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} cannot be encoded: ${(e as Error).message}`);
   }
   if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable`);
   return utf8Encode(text);
