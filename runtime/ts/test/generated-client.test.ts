@@ -183,13 +183,13 @@ interface Fixtures {
 
 const fixtureCases = readdirSync(goldens).filter((c) => existsSync(join(goldens, c, 'fixtures.json')));
 
-test('cross-language fixtures: every fixtures.json belongs to a case with generated TypeScript', (t) => {
+test('§6.4 cross-language fixtures: every fixtures.json belongs to a case with generated TypeScript', (t) => {
   if (fixtureCases.length === 0) t.skip('no testdata/golden/*/fixtures.json in this tree');
   for (const c of fixtureCases) assert.ok(existsSync(join(goldens, c, 'ts')), `${c} has fixtures but no ts/`);
 });
 
 for (const c of fixtureCases) {
-  test(`cross-language fixtures of ${c}: the same inputs accepted and refused as Go, at the same path, re-encoded to the same bytes`, async () => {
+  test(`§6.4 cross-language fixtures of ${c}: the same inputs accepted and refused as Go, at the same path, re-encoded to the same bytes`, async () => {
     const fx = JSON.parse(readFileSync(join(goldens, c, 'fixtures.json'), 'utf8')) as Fixtures;
     const mod = await generated(c);
     let checked = 0;

@@ -93,7 +93,7 @@ after(() => {
   if (project !== '') rmSync(project, { recursive: true, force: true });
 });
 
-test('every golden case that generates Go generates TypeScript too', () => {
+test('§4.3 every golden case that generates Go generates TypeScript too', () => {
   const ts = new Set(generatedCases().map(([c]) => c));
   const missing = readdirSync(goldens).filter((c) => existsSync(join(goldens, c, 'go')) && !ts.has(c));
   assert.deepEqual(missing, []);
@@ -101,7 +101,7 @@ test('every golden case that generates Go generates TypeScript too', () => {
 });
 
 for (const [pkg, version] of compilers) {
-  test(`TypeScript ${version} compiles every generated golden, the example and the type tests under strict flags`, () => {
+  test(`§3.2 §4.3 TypeScript ${version} compiles every generated golden, the example and the type tests under strict flags`, () => {
     const v = tsc(pkg, project, '--version');
     assert.equal(v.output.trim(), `Version ${version}`);
     const r = tsc(pkg, project, '-p', 'tsconfig.json');
@@ -109,7 +109,7 @@ for (const [pkg, version] of compilers) {
   });
 }
 
-test('each @ts-expect-error line of the type tests fails alone, and nothing else does', () => {
+test('§3.2 §6.1 each refused line of the type tests (server-only emit, wrong payload, missing field, awaited emit, iterated returns call) fails alone, and nothing else does', () => {
   const src = readFileSync(typeTests, 'utf8');
   const lines = src.split('\n');
   const expected: number[] = [];
