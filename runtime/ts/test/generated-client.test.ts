@@ -1,18 +1,17 @@
 // The generated chat client (testdata/golden/chat/ts) against the runtime:
 // typed emits, subscriptions, calls and streams over the in-memory pair
 // with a scripted server, which sees and sends exactly the bytes on the
-// wire. Then the cross-language fixtures (testdata/golden/*/fixtures.json):
-// every generated decoder accepts and refuses what the Go side does, naming
-// the same field, and re-encodes to the same bytes.
+// wire. The cross-language fixtures run through the generated decoders in
+// fixtures.test.ts.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { ResetCode, TransportError, ValidationError, type Connector, type Contract, type Stats } from '../src/index.js';
+import { ResetCode, TransportError, type Connector, type Contract, type Stats } from '../src/index.js';
 import { FakeClock, memoryConnector, settle, type ScriptedServer } from '../src/testing.js';
 import { FrameEmit, CodecJson } from '../src/wire/frame.js';
 import { utf8Decode, utf8Encode } from '../src/wire/utf8.js';
@@ -173,54 +172,3 @@ test('§3.2 §8 a typed yields call is an async iterable of decoded elements; br
   assert.equal(c.clientReset, ResetCode.WT_ABORTED, 'the break reset the stream WT_ABORTED');
   await client.close();
 });
-
-// ---- the cross-language fixtures -------------------------------------------
-
-interface Fixtures {
-  readonly contract: string;
-  readonly types: Record<string, { valid?: Array<{ name: string; input: string; canonical: string }>; invalid?: Array<{ name: string; input: string; path: string; rule: string }> }>;
-}
-
-const fixtureCases = readdirSync(goldens).filter((c) => existsSync(join(goldens, c, 'fixtures.json')));
-
-test('§6.4 cross-language fixtures: every fixtures.json belongs to a case with generated TypeScript', (t) => {
-  if (fixtureCases.length === 0) t.skip('no testdata/golden/*/fixtures.json in this tree');
-  for (const c of fixtureCases) assert.ok(existsSync(join(goldens, c, 'ts')), `${c} has fixtures but no ts/`);
-});
-
-for (const c of fixtureCases) {
-  test(`§6.4 cross-language fixtures of ${c}: the same inputs accepted and refused as Go, at the same path, re-encoded to the same bytes`, async () => {
-    const fx = JSON.parse(readFileSync(join(goldens, c, 'fixtures.json'), 'utf8')) as Fixtures;
-    const mod = await generated(c);
-    let checked = 0;
-    for (const [type, cases] of Object.entries(fx.types)) {
-      const decode = mod['decode' + type] as ((v: unknown) => unknown) | undefined;
-      const encode = mod['encode' + type] as ((v: unknown) => string) | undefined;
-      assert.ok(decode !== undefined && encode !== undefined, `${c}: no decode${type}/encode${type}`);
-      for (const v of cases.valid ?? []) {
-        let out: string;
-        try {
-          out = encode(decode(JSON.parse(v.input)));
-        } catch (e) {
-          assert.fail(`${c} ${type} "${v.name}": refused: ${(e as Error).message}`);
-        }
-        assert.equal(out, v.canonical, `${c} ${type} "${v.name}"`);
-        checked++;
-      }
-      for (const v of cases.invalid ?? []) {
-        let err: unknown;
-        try {
-          decode(JSON.parse(v.input));
-        } catch (e) {
-          err = e;
-        }
-        assert.ok(err instanceof ValidationError, `${c} ${type} "${v.name}": accepted, or failed with ${String(err)}`);
-        assert.equal(err.path, v.path, `${c} ${type} "${v.name}": ${err.message}`);
-        const head = v.path === '' ? `the payload ${v.rule}` : `field '${v.path}' ${v.rule}`;
-        assert.ok(err.message.startsWith(head), `${c} ${type} "${v.name}": ${err.message} does not start with ${head}`);
-        checked++;
-      }
-    }
-    assert.ok(checked > 0, `${c}: no fixtures`);
-  });
-}
