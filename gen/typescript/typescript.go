@@ -192,9 +192,9 @@ func (g *generator) enum(e ir.Enum) {
 	g.linef("export type %s = %s;", name, strings.Join(quoted, " | "))
 	g.linef("/** The values of %s, in declaration order. */", name)
 	g.linef("export const %s = [%s] as const;", g.n.values[e.Name], strings.Join(quoted, ", "))
-	g.linef("/** Reads a %s from a parsed JSON value, or throws a tio.ValidationError. */", name)
+	g.linef("/** Reads enum %s from a parsed JSON value, or throws a tio.ValidationError. */", name)
 	g.linef("export const %s: tio.Decoder<%s> = /* @__PURE__ */ tio.decodeEnum(%s);", g.n.decoders[e.Name], name, g.n.values[e.Name])
-	g.linef("/** Writes a %s as JSON text, or throws a tio.ValidationError. */", name)
+	g.linef("/** Writes enum %s as JSON text, or throws a tio.ValidationError. */", name)
 	g.linef("export const %s: tio.Encoder<%s> = /* @__PURE__ */ tio.encodeEnum(%s);", g.n.encoders[e.Name], name, g.n.values[e.Name])
 }
 
@@ -217,7 +217,7 @@ func (g *generator) record(t ir.Type) {
 		g.line("}")
 	}
 
-	g.linef("/** Reads a %s from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */", name)
+	g.linef("/** Reads type %s from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */", name)
 	g.linef("export function %s(value: unknown): %s {", g.n.decoders[t.Name], name)
 	if len(t.Fields) == 0 {
 		g.line("  return tio.decodeRecord(value, () => ({}));")
@@ -232,9 +232,13 @@ func (g *generator) record(t ir.Type) {
 		}
 		// Required fields make the object; optional ones are set only when
 		// present, as exactOptionalPropertyTypes wants.
-		if len(optional) == 0 {
+		switch {
+		case len(optional) == 0:
 			g.line("  return tio.decodeRecord(value, (o) => ({")
-		} else {
+		case len(required) == 0:
+			g.line("  return tio.decodeRecord(value, (o) => {")
+			g.linef("    const v: %s = {};", name)
+		default:
 			g.line("  return tio.decodeRecord(value, (o) => {")
 			g.linef("    const v: %s = {", name)
 		}
@@ -245,7 +249,9 @@ func (g *generator) record(t ir.Type) {
 		if len(optional) == 0 {
 			g.line("  }));")
 		} else {
-			g.line("    };")
+			if len(required) > 0 {
+				g.line("    };")
+			}
 			for _, f := range optional {
 				g.linef("    tio.optionalField(v, %s, o, %s, %s);", quote(ir.TSName(f.Name)), quote(f.Name), g.codec("decode", f.Type))
 			}
@@ -255,7 +261,7 @@ func (g *generator) record(t ir.Type) {
 	}
 	g.line("}")
 
-	g.linef("/** Writes a %s as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */", name)
+	g.linef("/** Writes type %s as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */", name)
 	g.linef("export function %s(value: %s): string {", g.n.encoders[t.Name], name)
 	if len(t.Fields) == 0 {
 		g.line("  return tio.encodeRecord(value, () => '');")

@@ -14,9 +14,9 @@ import * as tio from '@tiogen/runtime';
 export type Mood = 'happy' | 'sad' | 'angry';
 /** The values of Mood, in declaration order. */
 export const MoodValues = ['happy', 'sad', 'angry'] as const;
-/** Reads a Mood from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Mood from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeMood: tio.Decoder<Mood> = /* @__PURE__ */ tio.decodeEnum(MoodValues);
-/** Writes a Mood as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Mood as JSON text, or throws a tio.ValidationError. */
 export const encodeMood: tio.Encoder<Mood> = /* @__PURE__ */ tio.encodeEnum(MoodValues);
 
 /** One line of chat. */
@@ -31,7 +31,7 @@ export interface Message {
   /** recursion is allowed only through an optional, list or map */
   replyTo?: Message;
 }
-/** Reads a Message from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Message from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeMessage(value: unknown): Message {
   return tio.decodeRecord(value, (o) => {
     const v: Message = {
@@ -46,7 +46,7 @@ export function decodeMessage(value: unknown): Message {
     return v;
   });
 }
-/** Writes a Message as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Message as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeMessage(value: Message): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -65,14 +65,14 @@ export interface Cursor {
   x: number;
   y: number;
 }
-/** Reads a Cursor from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Cursor from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeCursor(value: unknown): Cursor {
   return tio.decodeRecord(value, (o) => ({
     x: tio.field(o, 'x', tio.decodeFloat64),
     y: tio.field(o, 'y', tio.decodeFloat64),
   }));
 }
-/** Writes a Cursor as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Cursor as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeCursor(value: Cursor): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -86,14 +86,14 @@ export interface SaveRequest {
   doc: string;
   text: string;
 }
-/** Reads a SaveRequest from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type SaveRequest from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeSaveRequest(value: unknown): SaveRequest {
   return tio.decodeRecord(value, (o) => ({
     doc: tio.field(o, 'doc', tio.decodeString),
     text: tio.field(o, 'text', tio.decodeString),
   }));
 }
-/** Writes a SaveRequest as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type SaveRequest as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeSaveRequest(value: SaveRequest): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -106,13 +106,13 @@ export function encodeSaveRequest(value: SaveRequest): string {
 export interface SaveResult {
   revision: number;
 }
-/** Reads a SaveResult from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type SaveResult from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeSaveResult(value: unknown): SaveResult {
   return tio.decodeRecord(value, (o) => ({
     revision: tio.field(o, 'revision', tio.decodeInt32),
   }));
 }
-/** Writes a SaveResult as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type SaveResult as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeSaveResult(value: SaveResult): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -125,14 +125,14 @@ export interface HistoryRequest {
   room: string;
   limit: number;
 }
-/** Reads a HistoryRequest from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type HistoryRequest from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeHistoryRequest(value: unknown): HistoryRequest {
   return tio.decodeRecord(value, (o) => ({
     room: tio.field(o, 'room', tio.decodeString),
     limit: tio.field(o, 'limit', tio.decodeInt32),
   }));
 }
-/** Writes a HistoryRequest as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type HistoryRequest as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeHistoryRequest(value: HistoryRequest): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

@@ -12,13 +12,13 @@ import * as tio from '@tiogen/runtime';
 export interface Text {
   text: string;
 }
-/** Reads a Text from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Text from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeText(value: unknown): Text {
   return tio.decodeRecord(value, (o) => ({
     text: tio.field(o, 'text', tio.decodeString),
   }));
 }
-/** Writes a Text as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Text as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeText(value: Text): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -30,13 +30,13 @@ export function encodeText(value: Text): string {
 export interface Count {
   n: number;
 }
-/** Reads a Count from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Count from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeCount(value: unknown): Count {
   return tio.decodeRecord(value, (o) => ({
     n: tio.field(o, 'n', tio.decodeInt32),
   }));
 }
-/** Writes a Count as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Count as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeCount(value: Count): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -48,13 +48,13 @@ export function encodeCount(value: Count): string {
 export interface Item {
   i: number;
 }
-/** Reads a Item from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Item from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeItem(value: unknown): Item {
   return tio.decodeRecord(value, (o) => ({
     i: tio.field(o, 'i', tio.decodeInt32),
   }));
 }
-/** Writes a Item as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Item as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeItem(value: Item): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -67,14 +67,14 @@ export interface Point {
   x: number;
   y: number;
 }
-/** Reads a Point from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Point from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodePoint(value: unknown): Point {
   return tio.decodeRecord(value, (o) => ({
     x: tio.field(o, 'x', tio.decodeFloat64),
     y: tio.field(o, 'y', tio.decodeFloat64),
   }));
 }
-/** Writes a Point as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Point as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodePoint(value: Point): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -87,13 +87,13 @@ export function encodePoint(value: Point): string {
 export interface RoomName {
   room: string;
 }
-/** Reads a RoomName from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type RoomName from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeRoomName(value: unknown): RoomName {
   return tio.decodeRecord(value, (o) => ({
     room: tio.field(o, 'room', tio.decodeString),
   }));
 }
-/** Writes a RoomName as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type RoomName as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeRoomName(value: RoomName): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -109,7 +109,7 @@ export interface Stats {
   unknownDropped: bigint;
   validationDropped: bigint;
 }
-/** Reads a Stats from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Stats from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeStats(value: unknown): Stats {
   return tio.decodeRecord(value, (o) => ({
     overflowDropped: tio.field(o, 'overflowDropped', tio.decodeInt64),
@@ -119,7 +119,7 @@ export function decodeStats(value: unknown): Stats {
     validationDropped: tio.field(o, 'validationDropped', tio.decodeInt64),
   }));
 }
-/** Writes a Stats as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Stats as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeStats(value: Stats): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

@@ -22,9 +22,9 @@ import * as tio from '@tiogen/runtime';
 export type Dir = 'up' | 'down';
 /** The values of Dir, in declaration order. */
 export const DirValues = ['up', 'down'] as const;
-/** Reads a Dir from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Dir from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeDir: tio.Decoder<Dir> = /* @__PURE__ */ tio.decodeEnum(DirValues);
-/** Writes a Dir as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Dir as JSON text, or throws a tio.ValidationError. */
 export const encodeDir: tio.Encoder<Dir> = /* @__PURE__ */ tio.encodeEnum(DirValues);
 
 /**
@@ -41,7 +41,7 @@ export interface Point {
   /** Leading doc of label, after a field with no doc. */
   label?: string;
 }
-/** Reads a Point from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Point from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodePoint(value: unknown): Point {
   return tio.decodeRecord(value, (o) => {
     const v: Point = {
@@ -52,7 +52,7 @@ export function decodePoint(value: unknown): Point {
     return v;
   });
 }
-/** Writes a Point as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Point as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodePoint(value: Point): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

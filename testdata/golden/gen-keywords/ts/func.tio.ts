@@ -15,9 +15,9 @@ import * as tio from '@tiogen/runtime';
 export type Mood = 'happy' | 'string';
 /** The values of Mood, in declaration order. */
 export const MoodValues = ['happy', 'string'] as const;
-/** Reads a Mood from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Mood from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeMood: tio.Decoder<Mood> = /* @__PURE__ */ tio.decodeEnum(MoodValues);
-/** Writes a Mood as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Mood as JSON text, or throws a tio.ValidationError. */
 export const encodeMood: tio.Encoder<Mood> = /* @__PURE__ */ tio.encodeEnum(MoodValues);
 
 /** Fields named like Go keywords and predeclared identifiers. */
@@ -28,7 +28,7 @@ export interface Words {
   nil: string;
   marshal: string;
 }
-/** Reads a Words from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Words from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeWords(value: unknown): Words {
   return tio.decodeRecord(value, (o) => {
     const v: Words = {
@@ -41,7 +41,7 @@ export function decodeWords(value: unknown): Words {
     return v;
   });
 }
-/** Writes a Words as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Words as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeWords(value: Words): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

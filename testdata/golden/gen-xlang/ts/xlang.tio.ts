@@ -17,9 +17,9 @@ import * as tio from '@tiogen/runtime';
 export type Mode = 'on' | 'off';
 /** The values of Mode, in declaration order. */
 export const ModeValues = ['on', 'off'] as const;
-/** Reads a Mode from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Mode from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeMode: tio.Decoder<Mode> = /* @__PURE__ */ tio.decodeEnum(ModeValues);
-/** Writes a Mode as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Mode as JSON text, or throws a tio.ValidationError. */
 export const encodeMode: tio.Encoder<Mode> = /* @__PURE__ */ tio.encodeEnum(ModeValues);
 
 export interface Edge {
@@ -42,11 +42,10 @@ export interface Edge {
   small?: bigint[];
   byKey?: Record<string, Leaf>;
 }
-/** Reads a Edge from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Edge from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeEdge(value: unknown): Edge {
   return tio.decodeRecord(value, (o) => {
-    const v: Edge = {
-    };
+    const v: Edge = {};
     tio.optionalField(v, 'i32', o, 'i32', tio.decodeInt32);
     tio.optionalField(v, 'u32', o, 'u32', tio.decodeUint32);
     tio.optionalField(v, 'i64', o, 'i64', tio.decodeInt64);
@@ -68,7 +67,7 @@ export function decodeEdge(value: unknown): Edge {
     return v;
   });
 }
-/** Writes a Edge as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Edge as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeEdge(value: Edge): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -98,7 +97,7 @@ export interface Leaf {
   n: number;
   tag?: string;
 }
-/** Reads a Leaf from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Leaf from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeLeaf(value: unknown): Leaf {
   return tio.decodeRecord(value, (o) => {
     const v: Leaf = {
@@ -108,7 +107,7 @@ export function decodeLeaf(value: unknown): Leaf {
     return v;
   });
 }
-/** Writes a Leaf as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Leaf as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeLeaf(value: Leaf): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -123,17 +122,16 @@ export interface Node {
   next?: Node;
   data?: tio.JsonValue;
 }
-/** Reads a Node from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Node from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeNode(value: unknown): Node {
   return tio.decodeRecord(value, (o) => {
-    const v: Node = {
-    };
+    const v: Node = {};
     tio.optionalField(v, 'next', o, 'next', decodeNode);
     tio.optionalField(v, 'data', o, 'data', tio.decodeJson);
     return v;
   });
 }
-/** Writes a Node as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Node as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeNode(value: Node): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

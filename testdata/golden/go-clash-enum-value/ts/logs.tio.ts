@@ -14,21 +14,21 @@ import * as tio from '@tiogen/runtime';
 export type Level = 'info' | 'warn';
 /** The values of Level, in declaration order. */
 export const LevelValues = ['info', 'warn'] as const;
-/** Reads a Level from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Level from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeLevel: tio.Decoder<Level> = /* @__PURE__ */ tio.decodeEnum(LevelValues);
-/** Writes a Level as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Level as JSON text, or throws a tio.ValidationError. */
 export const encodeLevel: tio.Encoder<Level> = /* @__PURE__ */ tio.encodeEnum(LevelValues);
 
 export interface LevelInfo {
   since: bigint;
 }
-/** Reads a LevelInfo from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type LevelInfo from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeLevelInfo(value: unknown): LevelInfo {
   return tio.decodeRecord(value, (o) => ({
     since: tio.field(o, 'since', tio.decodeInt64),
   }));
 }
-/** Writes a LevelInfo as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type LevelInfo as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeLevelInfo(value: LevelInfo): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

@@ -15,7 +15,7 @@ export interface Form {
   validate: boolean;
   marshalJSON?: string;
 }
-/** Reads a Form from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Form from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeForm(value: unknown): Form {
   return tio.decodeRecord(value, (o) => {
     const v: Form = {
@@ -25,7 +25,7 @@ export function decodeForm(value: unknown): Form {
     return v;
   });
 }
-/** Writes a Form as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Form as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeForm(value: Form): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

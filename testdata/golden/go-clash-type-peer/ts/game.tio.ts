@@ -14,13 +14,13 @@ import * as tio from '@tiogen/runtime';
 export interface Peer {
   id: string;
 }
-/** Reads a Peer from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Peer from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodePeer(value: unknown): Peer {
   return tio.decodeRecord(value, (o) => ({
     id: tio.field(o, 'id', tio.decodeString),
   }));
 }
-/** Writes a Peer as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Peer as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodePeer(value: Peer): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

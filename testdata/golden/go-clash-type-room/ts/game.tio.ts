@@ -14,13 +14,13 @@ import * as tio from '@tiogen/runtime';
 export interface Room {
   name: string;
 }
-/** Reads a Room from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Room from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeRoom(value: unknown): Room {
   return tio.decodeRecord(value, (o) => ({
     name: tio.field(o, 'name', tio.decodeString),
   }));
 }
-/** Writes a Room as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Room as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeRoom(value: Room): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

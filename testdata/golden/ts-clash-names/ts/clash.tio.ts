@@ -18,22 +18,22 @@ import * as tio from '@tiogen/runtime';
 export type Level = 'low' | 'high';
 /** The values of Level, in declaration order. */
 export const LevelValues_ = ['low', 'high'] as const;
-/** Reads a Level from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Level from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeLevel: tio.Decoder<Level> = /* @__PURE__ */ tio.decodeEnum(LevelValues_);
-/** Writes a Level as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Level as JSON text, or throws a tio.ValidationError. */
 export const encodeLevel: tio.Encoder<Level> = /* @__PURE__ */ tio.encodeEnum(LevelValues_);
 
 /** Named like a global type the file uses. */
 export interface Record_ {
   value: string;
 }
-/** Reads a Record_ from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type Record_ from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeRecord_(value: unknown): Record_ {
   return tio.decodeRecord(value, (o) => ({
     value: tio.field(o, 'value', tio.decodeString),
   }));
 }
-/** Writes a Record_ as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type Record_ as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeRecord_(value: Record_): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -46,13 +46,13 @@ export function encodeRecord_(value: Record_): string {
 export interface ClashClient_ {
   n: number;
 }
-/** Reads a ClashClient_ from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type ClashClient_ from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeClashClient_(value: unknown): ClashClient_ {
   return tio.decodeRecord(value, (o) => ({
     n: tio.field(o, 'n', tio.decodeInt32),
   }));
 }
-/** Writes a ClashClient_ as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type ClashClient_ as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeClashClient_(value: ClashClient_): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
@@ -65,13 +65,13 @@ export function encodeClashClient_(value: ClashClient_): string {
 export interface LevelValues {
   n: number;
 }
-/** Reads a LevelValues from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type LevelValues from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeLevelValues(value: unknown): LevelValues {
   return tio.decodeRecord(value, (o) => ({
     n: tio.field(o, 'n', tio.decodeInt32),
   }));
 }
-/** Writes a LevelValues as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type LevelValues as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeLevelValues(value: LevelValues): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(

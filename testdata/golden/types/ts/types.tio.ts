@@ -14,9 +14,9 @@ import * as tio from '@tiogen/runtime';
 export type Dir = 'up' | 'down';
 /** The values of Dir, in declaration order. */
 export const DirValues = ['up', 'down'] as const;
-/** Reads a Dir from a parsed JSON value, or throws a tio.ValidationError. */
+/** Reads enum Dir from a parsed JSON value, or throws a tio.ValidationError. */
 export const decodeDir: tio.Decoder<Dir> = /* @__PURE__ */ tio.decodeEnum(DirValues);
-/** Writes a Dir as JSON text, or throws a tio.ValidationError. */
+/** Writes enum Dir as JSON text, or throws a tio.ValidationError. */
 export const encodeDir: tio.Encoder<Dir> = /* @__PURE__ */ tio.encodeEnum(DirValues);
 
 export interface All {
@@ -36,7 +36,7 @@ export interface All {
   children: All[];
   byName: Record<string, All>;
 }
-/** Reads a All from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
+/** Reads type All from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeAll(value: unknown): All {
   return tio.decodeRecord(value, (o) => {
     const v: All = {
@@ -59,7 +59,7 @@ export function decodeAll(value: unknown): All {
     return v;
   });
 }
-/** Writes a All as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
+/** Writes type All as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeAll(value: All): string {
   return tio.encodeRecord(value, (v) =>
     tio.members(
