@@ -65,6 +65,11 @@ function fail(rule: string, v: unknown): never {
   throw new ValidationError(rule, show(v));
 }
 
+/** Fails with a rule that shows no value ("is required"). */
+function failBare(rule: string): never {
+  throw new ValidationError(rule, '');
+}
+
 /** The value as a short phrase for a message, cut so a hostile payload cannot inflate it. */
 function show(v: unknown): string {
   if (v === null) return 'null';
@@ -94,7 +99,7 @@ function within(e: unknown, seg: string): unknown {
 let depth = 0;
 
 function nest<T>(f: () => T): T {
-  if (depth >= MaxDepth) fail(`nests deeper than ${MaxDepth} levels`, '');
+  if (depth >= MaxDepth) failBare(`nests deeper than ${MaxDepth} levels`);
   depth++;
   try {
     return f();
@@ -120,7 +125,7 @@ export const decodeString: Decoder<string> = (v) => {
 };
 
 function noLoneSurrogate(s: string): void {
-  if (loneSurrogate.test(s)) fail('must not contain a lone surrogate', '');
+  if (loneSurrogate.test(s)) failBare('must not contain a lone surrogate');
 }
 
 const int32Range = 'must be an integer from -2147483648 to 2147483647';
@@ -287,7 +292,7 @@ export function decodeRecord<T>(v: unknown, read: (o: Record<string, unknown>) =
 /** A required field: "is required" when absent; null is a value (and refused unless json). */
 export function field<T>(o: Record<string, unknown>, key: string, dec: Decoder<T>): T {
   try {
-    if (!hasOwn.call(o, key)) fail('is required', '');
+    if (!hasOwn.call(o, key)) failBare('is required');
     return dec(o[key]);
   } catch (e) {
     throw within(e, '.' + key);
@@ -431,7 +436,7 @@ export function encodeRecord<T>(v: T, write: (v: T) => string): string {
 /** A required member of a record, "key":value; a value missing (undefined) is refused. */
 export function member<T>(key: string, x: T, enc: Encoder<T>): string {
   try {
-    if (x === undefined) fail('is required', '');
+    if (x === undefined) failBare('is required');
     return JSON.stringify(key) + ':' + enc(x);
   } catch (e) {
     throw within(e, '.' + key);
