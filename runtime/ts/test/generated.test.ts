@@ -131,3 +131,19 @@ test('§3.2 §6.1 each refused line of the type tests (server-only emit, wrong p
     copyFileSync(typeTests, join(project, 'types', 'chat-types.ts'));
   }
 });
+
+test('§4.3 a runtime older than the generator fails at compile time: the generated file needs GeneratedClientOptionsV1', () => {
+  // The installed package with the name removed from its declarations, as
+  // a runtime from before this generator would be.
+  const index = join(project, 'node_modules', '@tiogen', 'runtime', 'dist', 'index.d.ts');
+  const current = readFileSync(index, 'utf8');
+  assert.match(current, /\bGeneratedClientOptionsV1\b/);
+  writeFileSync(index, current.replace(/, GeneratedClientOptionsV1\b/, ''));
+  try {
+    const r = tsc('typescript', project, '-p', 'tsconfig.json');
+    assert.equal(r.ok, false);
+    assert.match(r.output, /cases\/chat\/chat\.tio\.ts\(\d+,\d+\): error TS2694: Namespace '.*' has no exported member 'GeneratedClientOptionsV1'/);
+  } finally {
+    writeFileSync(index, current);
+  }
+});
