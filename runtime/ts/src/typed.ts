@@ -8,7 +8,7 @@
 // the Client itself, so a bundle without generated code drops all of it.
 
 import type { ClientOptions } from './client.js';
-import { TransportError } from './errors.js';
+import { TransportError, redactQueries } from './errors.js';
 
 /** Reads a value JSON.parse gave as a T, or throws a ValidationError. */
 export type Decoder<T> = (value: unknown) => T;
@@ -40,23 +40,26 @@ export class ValidationError extends TransportError {
 
   /** The field path: keys joined by '.', list indexes as [i]; '' for the payload itself. */
   get path(): string {
-    let p = '';
-    for (let i = this.#segs.length - 1; i >= 0; i--) p += this.#segs[i];
-    return p.startsWith('.') ? p.slice(1) : p;
+    return joinPath(this.#segs);
   }
 
   /** Records that the failure is inside seg ('.key' or '[i]') as it passes out through it. */
   within(seg: string): this {
     this.#segs.push(seg);
-    this.message = render(this.#segs, this.rule, this.#shown);
+    // As the constructor's message: a key may hold a URL, whose query is not shown.
+    this.message = redactQueries(render(this.#segs, this.rule, this.#shown));
     return this;
   }
 }
 
-function render(segs: string[], rule: string, shown: string): string {
+function joinPath(segs: readonly string[]): string {
   let p = '';
   for (let i = segs.length - 1; i >= 0; i--) p += segs[i];
-  if (p.startsWith('.')) p = p.slice(1);
+  return p.startsWith('.') ? p.slice(1) : p;
+}
+
+function render(segs: readonly string[], rule: string, shown: string): string {
+  const p = joinPath(segs);
   const what = p === '' ? 'the payload ' : `field '${p}' `;
   return what + rule + (shown === '' ? '' : ', not ' + shown);
 }

@@ -59,6 +59,10 @@ test('§6.4 a failure names its path as it passes out through lists and maps', (
   assert.equal(d.path, 'tags[1]');
   assert.equal(d.message, "field 'tags[1]' must be a string, not '5'");
   assert.equal(refusal(() => decodeRecord({}, (o) => field(o, 'room', decodeString))).message, "field 'room' is required");
+  // A peer's key may hold a URL: its query is never shown in the message (the path keeps the key as it is).
+  const u = refusal(() => decodeMap(decodeString)({ 'wss://h/p?token=secret': 1 }));
+  assert.equal(u.path, 'wss://h/p?token=secret');
+  assert.doesNotMatch(u.message, /secret/);
 });
 
 test('§6.4 map keys are written in code point order, not UTF-16 unit order; __proto__ stays an own key', () => {
