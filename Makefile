@@ -89,21 +89,21 @@ fuzz:
 	  done; \
 	done
 
-# Regenerate every committed generated file: the Go API of the example and of
-# the conformance server, the Go goldens of every case, and the checker
-# goldens.
+# Regenerate every committed generated file: the Go and TypeScript APIs of
+# the example and of the conformance contract, the Go and TypeScript goldens
+# of every case, and the checker goldens.
 generate:
 	$(GO) generate ./examples/chat ./cmd/tio-conformance/conformance
-	$(GO) test ./gen/golang -run 'TestGolden$$' -update
+	$(GO) test ./gen/golang ./gen/typescript -run 'TestGolden$$' -update
 	$(GO) test ./cmd/tiogen -run 'TestGolden$$' -update
 
 # What a user's CI runs: regenerate, then fail on any difference.
 check-generated: generate
 	git diff --exit-code
-	@test -z "$$(git status --porcelain --untracked-files=all -- examples gen testdata cmd)" || \
-	  { echo "generated files not committed:"; git status --porcelain -- examples gen testdata cmd; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- examples gen testdata cmd runtime/ts/test tests)" || \
+	  { echo "generated files not committed:"; git status --porcelain -- examples gen testdata cmd runtime/ts/test tests; exit 1; }
 
 # Rewrite every golden file after an intended change (a plain test run
 # fails on any difference).
 golden:
-	$(GO) test ./gen/golang ./cmd/tiogen -run 'TestGolden$$' -update
+	$(GO) test ./gen/golang ./gen/typescript ./cmd/tiogen -run 'TestGolden$$' -update

@@ -183,3 +183,38 @@ func (c *Contract) JSON() []byte {
 	}
 	return append(b, '\n')
 }
+
+// SentByClient reports whether the client may send e: every call (the
+// client initiates it), and an emit not declared from server.
+func (e Event) SentByClient() bool { return e.Kind != KindEmit || e.Direction != DirServer }
+
+// SentByServer reports whether the server may send e: an emit not declared
+// from client; never a call (the server only answers it).
+func (e Event) SentByServer() bool { return e.Kind == KindEmit && e.Direction != DirClient }
+
+// Slots are the event's typed positions: its payload, then its result for
+// a call.
+func (e Event) Slots() []Slot {
+	if e.Result == nil {
+		return []Slot{e.Payload}
+	}
+	return []Slot{e.Payload, *e.Result}
+}
+
+// JSONSlotTypes lists each distinct type of a JSON slot (codec 0x01) once,
+// in event order, payload before result: the slot codecs a generator
+// declares.
+func (c *Contract) JSONSlotTypes() []TypeRef {
+	var out []TypeRef
+	seen := map[string]bool{}
+	for _, e := range c.Events {
+		for _, s := range e.Slots() {
+			if s.Codec != CodecJSON || seen[s.Type.String()] {
+				continue
+			}
+			seen[s.Type.String()] = true
+			out = append(out, s.Type)
+		}
+	}
+	return out
+}

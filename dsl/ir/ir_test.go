@@ -75,3 +75,46 @@ func TestTypeRefString(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestSpec3_2_WhoSendsWhat: a call is sent by the client only (the server
+// answers it); an emit by the side its direction names, or both.
+func TestSpec3_2_WhoSendsWhat(t *testing.T) {
+	for _, tc := range []struct {
+		kind           Kind
+		dir            Direction
+		client, server bool
+	}{
+		{KindEmit, DirEither, true, true},
+		{KindEmit, DirClient, true, false},
+		{KindEmit, DirServer, false, true},
+		{KindReturns, DirClient, true, false},
+		{KindYields, DirClient, true, false},
+	} {
+		e := Event{Kind: tc.kind, Direction: tc.dir}
+		if e.SentByClient() != tc.client || e.SentByServer() != tc.server {
+			t.Errorf("%s from %s: client %v server %v, want %v %v", tc.kind, tc.dir, e.SentByClient(), e.SentByServer(), tc.client, tc.server)
+		}
+	}
+}
+
+// TestSpec5_3_JSONSlotTypes: each JSON slot type once, in event order,
+// payload before result; bytes() slots (codec 0x02) have none.
+func TestSpec5_3_JSONSlotTypes(t *testing.T) {
+	msg := NamedRef("Message", NamedType)
+	list := ListRef(PrimitiveRef(String))
+	c := Contract{Events: []Event{
+		{Name: "a", Payload: Slot{Type: msg, Codec: CodecJSON}, Result: &Slot{Type: list, Codec: CodecJSON}},
+		{Name: "b", Payload: Slot{Type: BytesSlotRef(), Codec: CodecBytes}, Result: &Slot{Type: msg, Codec: CodecJSON}},
+		{Name: "c", Payload: Slot{Type: ListRef(PrimitiveRef(String)), Codec: CodecJSON}},
+	}}
+	var got []string
+	for _, ref := range c.JSONSlotTypes() {
+		got = append(got, ref.String())
+	}
+	if want := "Message list<string>"; strings.Join(got, " ") != want {
+		t.Errorf("JSONSlotTypes = %v, want %s", got, want)
+	}
+	if n := len(c.Events[1].Slots()); n != 2 {
+		t.Errorf("a call has %d slots, want 2", n)
+	}
+}

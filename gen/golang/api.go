@@ -95,21 +95,12 @@ func (g *generator) slotCodec(s ir.Slot) jen.Code {
 
 // codecs declares one codec per distinct JSON slot type, in event order.
 func (g *generator) codecs(f *jen.File) {
-	seen := map[string]bool{}
 	var defs []jen.Code
-	add := func(s *ir.Slot) {
-		if s == nil || s.Type.Kind == ir.RefBytesSlot || seen[g.slotName(s.Type)] {
-			return
-		}
-		seen[g.slotName(s.Type)] = true
-		defs = append(defs, jen.Id(g.slotName(s.Type)).Op("=").Qual(typedPath, "JSON").Types(g.goType(s.Type)).Values(jen.Dict{
-			jen.Id("Encode"): g.encodeFunc(s.Type),
-			jen.Id("Decode"): g.decodeFunc(s.Type),
+	for _, t := range g.c.JSONSlotTypes() {
+		defs = append(defs, jen.Id(g.slotName(t)).Op("=").Qual(typedPath, "JSON").Types(g.goType(t)).Values(jen.Dict{
+			jen.Id("Encode"): g.encodeFunc(t),
+			jen.Id("Decode"): g.decodeFunc(t),
 		}))
-	}
-	for _, e := range g.c.Events {
-		add(&e.Payload)
-		add(e.Result)
 	}
 	if len(defs) == 0 {
 		return
@@ -181,7 +172,7 @@ func (g *generator) handlerSignature(e ir.Event, named bool) (params, results []
 func (g *generator) server(f *jen.File) {
 	var handled []ir.Event
 	for _, e := range g.c.Events {
-		if sentByClient(e) {
+		if e.SentByClient() {
 			handled = append(handled, e)
 		}
 	}
@@ -244,7 +235,7 @@ func (g *generator) server(f *jen.File) {
 	roomWrapper.declare(f, "Room is a room of the server, with typed broadcasts of the events the "+
 		"server sends, each encoded once for every member: see [tio.Room].")
 	for _, e := range g.c.Events {
-		if !sentByServer(e) {
+		if !e.SentByServer() {
 			continue
 		}
 		codec := g.slotCodec(e.Payload)
@@ -365,7 +356,7 @@ func (g *generator) client(f *jen.File) {
 			)
 			continue
 		}
-		if sentByClient(e) {
+		if e.SentByClient() {
 			name := g.methods["emit "+e.Name]
 			send := "Emit"
 			if e.Lane == ir.Unreliable {
@@ -376,7 +367,7 @@ func (g *generator) client(f *jen.File) {
 				jen.Return(jen.Qual(typedPath, send).Call(self(), jen.Id(idName(e)), codec, jen.Id("v"))),
 			)
 		}
-		if sentByServer(e) {
+		if e.SentByServer() {
 			name := g.methods["on "+e.Name]
 			f.Add(eventDoc(fmt.Sprintf("%s calls fn with each '%s' the server sends, decoded and validated, until unsubscribe is called: [tio.Client.On].", name, e.Name), e))
 			f.Func().Params(recv()).Id(name).Params(jen.Id("fn").Func().Params(payload)).Params(jen.Id("unsubscribe").Func().Params()).Block(

@@ -180,12 +180,12 @@ func newGenerator(c *ir.Contract) *generator {
 			g.methods["handler "+e.Name] = handler.take(n, what, e.Pos, renameEvent)
 			continue
 		}
-		if sentByServer(e) {
+		if e.SentByServer() {
 			g.methods["peer "+e.Name] = peer.take("Emit"+n, what+" (its emitter)", e.Pos, renameEvent)
 			g.methods["room "+e.Name] = room.take("Emit"+n, what+" (its broadcast)", e.Pos, renameEvent)
 			g.methods["on "+e.Name] = client.take("On"+n, what+" (its subscription)", e.Pos, renameEvent)
 		}
-		if sentByClient(e) {
+		if e.SentByClient() {
 			g.methods["emit "+e.Name] = client.take("Emit"+n, what+" (its emitter)", e.Pos, renameEvent)
 			g.methods["handler "+e.Name] = handler.take(n, what, e.Pos, renameEvent)
 		}
@@ -198,9 +198,6 @@ func newGenerator(c *ir.Contract) *generator {
 // the generated file already declares (names.go, rule 3), as `tiogen check`
 // prints them. Generate refuses a contract with any.
 func Check(c *ir.Contract) []check.Diagnostic { return newGenerator(c).clashes }
-
-func sentByServer(e ir.Event) bool { return e.Kind == ir.KindEmit && e.Direction != ir.DirClient }
-func sentByClient(e ir.Event) bool { return e.Kind != ir.KindEmit || e.Direction != ir.DirServer }
 
 // lineComment renders text as // lines; jennifer would turn a multi-line
 // comment into a /* */ block, which Go doc comments do not use.

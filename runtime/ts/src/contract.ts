@@ -35,7 +35,25 @@ export interface EventSpec {
   readonly validate?: Validator;
   /** Checks a call's result or each streamed element; a failing one rejects WT_VALIDATION_FAILED. */
   readonly validateResult?: Validator;
+  /**
+   * Reads a received payload (the value JSON.parse gave; a bytes slot's
+   * Uint8Array) as the typed value handlers get, or throws (generated code throws a ValidationError
+   * naming the field); a payload it refuses is dropped and counted
+   * (validationDropped). Runs before validate.
+   */
+  readonly decode?: Decoder;
+  /** Reads a call's result or each streamed element as decode does; a refused one rejects WT_VALIDATION_FAILED. */
+  readonly decodeResult?: Decoder;
+  /**
+   * Writes a JSON payload (of the request, for calls) as the JSON text sent
+   * as it is, in place of JSON.stringify, or throws: the emit or call then
+   * throws WT_VALIDATION_FAILED and nothing is sent.
+   */
+  readonly encode?: (value: never) => string;
 }
+
+/** A decode hook: the parsed JSON value in, the typed value out, or it throws. */
+export type Decoder = (value: unknown) => unknown;
 
 /** A contract: its events, and optionally its name for messages. */
 export interface Contract {

@@ -6,7 +6,44 @@
 export { Client, backoff, systemClock } from './client.js';
 export type { CallOptions, ClientOptions, Handler, ReconnectOptions, Snapshot, Stats, Status } from './client.js';
 export { compileContract } from './contract.js';
-export type { CompiledContract, CompiledEvent, Contract, EventSpec, Shape, SlotCodec, Validator } from './contract.js';
+export type { CompiledContract, CompiledEvent, Contract, Decoder as DecodeHook, EventSpec, Shape, SlotCodec, Validator } from './contract.js';
+export {
+  MaxDepth,
+  ValidationError,
+  byCodePoint,
+  decodeBool,
+  decodeBytes,
+  decodeEnum,
+  decodeFloat64,
+  decodeInt32,
+  decodeInt64,
+  decodeJson,
+  decodeList,
+  decodeMap,
+  decodeRecord,
+  decodeString,
+  decodeUint32,
+  decodeUint64,
+  encodeBool,
+  encodeBytes,
+  encodeEnum,
+  encodeFloat64,
+  encodeInt32,
+  encodeInt64,
+  encodeJson,
+  encodeList,
+  encodeMap,
+  encodeRecord,
+  encodeString,
+  encodeUint32,
+  encodeUint64,
+  field,
+  member,
+  members,
+  optionalField,
+  optionalMember,
+} from './typed.js';
+export type { Decoder, Encoder, JsonValue, GeneratedClientOptionsV1 } from './typed.js';
 export { RefusedError, StreamResetError, TransportError } from './errors.js';
 export {
   LocalCodes,

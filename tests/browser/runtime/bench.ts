@@ -8,9 +8,9 @@
 import { Client } from '../../../runtime/ts/src/index.js';
 import type { Contract } from '../../../runtime/ts/src/index.js';
 import { connectWebTransport } from '../../../runtime/ts/src/webtransport.js';
-import { contractOf, declared } from './contract.js';
+import { conformanceContract } from '../../../runtime/ts/test/node-go/conformance.tio.js';
 
-let contract: Contract;
+const contract: Contract = conformanceContract;
 const ids: Record<string, number> = {};
 
 const enc = new TextEncoder();
@@ -339,7 +339,6 @@ declare global {
   }
 }
 
-contract = await contractOf(declared);
 for (const e of contract.events) ids[e.name] = e.id;
 
 // bench(kind, impl, ...args): one measurement.

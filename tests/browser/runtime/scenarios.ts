@@ -6,16 +6,17 @@
 // check the plain object it resolves with, along with what the server
 // logged.
 //
-// The contract is contract.ts, written by hand as the generator will emit it.
+// The contract is the conformance contract's generated table
+// (runtime/ts/test/node-go/conformance.tio.ts, from testdata/conformance).
 
 import { Client, TransportError, RefusedError } from '../../../runtime/ts/src/index.js';
-import type { Contract } from '../../../runtime/ts/src/index.js';
+import type { Contract, EventSpec } from '../../../runtime/ts/src/index.js';
 import { connectWebTransport } from '../../../runtime/ts/src/webtransport.js';
 import { connectWebSocket } from '../../../runtime/ts/src/websocket.js';
 import { withFallback } from '../../../runtime/ts/src/fallback.js';
-import { contractOf, declared, type Declared } from './contract.js';
+import { conformanceContract } from '../../../runtime/ts/test/node-go/conformance.tio.js';
 
-let contract: Contract;
+const contract: Contract = conformanceContract;
 
 function hashes(sha256: number[]) {
   return [{ algorithm: 'sha-256', value: new Uint8Array(sha256) }];
@@ -328,12 +329,12 @@ const scenarios = {
   // §4.3, §10.2 1001: a page whose contract declares one event on another
   // lane than the server's; the reason names the event.
   async mismatch(url: string, sha256: number[], event: string) {
-    const changed = declared.map((e): Declared => {
+    const changed = contract.events.map((e): EventSpec => {
       if (e.name !== event) return e;
       const { fallback: _unused, ...rest } = e;
       return { ...rest, lane: 'reliable' };
     });
-    const client = new Client({ contract: await contractOf(changed), connect: wt(url, sha256) });
+    const client = new Client({ contract: { events: changed }, connect: wt(url, sha256) });
     const result = await settle(client.connect());
     const snap = client.getSnapshot();
     return { result, status: snap.status, lastError: snap.lastError ? describe(snap.lastError) : null };
@@ -381,6 +382,5 @@ declare global {
   }
 }
 
-contract = await contractOf(declared);
 window.tio = scenarios as unknown as Window['tio'];
 window.tioReady = true;

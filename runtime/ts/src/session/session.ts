@@ -8,7 +8,7 @@
 
 import { SessionCode, MaxCloseReason, sessionCodeName, type CodeName } from '../codes.js';
 import { RefusedError, StreamResetError, TransportError } from '../errors.js';
-import type { CompiledContract, CompiledEvent } from '../contract.js';
+import type { CompiledContract, CompiledEvent, Shape } from '../contract.js';
 import { settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
@@ -96,7 +96,7 @@ export interface SessionOptions {
 
 type HandshakeState = 'pending' | 'accepted' | 'failed';
 
-/** Encodes a value for a slot (§5.3): JSON as UTF-8, bytes as they are. */
+/** Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's encode hook when it has one), bytes as they are. */
 export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown, slot: string): Uint8Array {
   if (codec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
@@ -106,35 +106,39 @@ export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown,
   }
   let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
-    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable: ${(e as Error).message}`);
+    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} cannot be encoded: ${(e as Error).message}`);
   }
   if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable`);
   return utf8Encode(text);
 }
 
-/** Decodes a slot's bytes (§5.3) and applies its validator; throws WT_VALIDATION_FAILED. */
-function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, validator: ((v: unknown) => unknown) | undefined, slot: string): unknown {
-  let value: unknown;
-  if (codec === CodecBytes) {
-    value = b;
-  } else {
+/**
+ * Decodes a slot's bytes (§5.3), then applies the event's decode hook and
+ * validator for the slot (the result's for returns and yields); throws
+ * WT_VALIDATION_FAILED.
+ */
+function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, slot: 'payload' | Shape): unknown {
+  const result = slot !== 'payload';
+  const decode = result ? ev.spec.decodeResult : ev.spec.decode;
+  const validator = result ? ev.spec.validateResult : ev.spec.validate;
+  let value: unknown = b;
+  if (codec !== CodecBytes) {
     try {
       value = JSON.parse(utf8Decode(b));
     } catch {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not valid JSON`);
     }
   }
-  if (validator !== undefined) {
-    let ok: unknown;
-    try {
-      ok = validator(value);
-    } catch (e) {
-      throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-    }
-    if (ok === false) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} failed its validator`);
+  let ok: unknown;
+  try {
+    if (decode !== undefined) value = decode(value);
+    ok = validator?.(value);
+  } catch (e) {
+    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot}: ${(e as Error | undefined)?.message ?? String(e)}`, { cause: e });
   }
+  if (ok === false) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} failed its validator`);
   return value;
 }
 
@@ -603,7 +607,7 @@ export class Session {
     const handlers = this.#handlers.get(ev.name);
     let value: unknown;
     try {
-      value = decodeValue(ev, ev.payloadCodec, payload, ev.spec.validate, 'payload');
+      value = decodeValue(ev, ev.payloadCodec, payload, 'payload');
     } catch {
       this.#counters.validationDropped++;
       return;
@@ -701,7 +705,7 @@ export class Session {
           if (response === undefined) {
             throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
           }
-          return decodeValue(ev, ev.resultCodec, response, ev.spec.validateResult, 'returns');
+          return decodeValue(ev, ev.resultCodec, response, 'returns');
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
@@ -745,7 +749,7 @@ export class Session {
             finished = true;
             st.close().catch(() => {});
           }
-          yield decodeValue(ev, ev.resultCodec, responsePayload(ev, st, f), ev.spec.validateResult, 'yields');
+          yield decodeValue(ev, ev.resultCodec, responsePayload(ev, st, f), 'yields');
           // The loop came back for more: the element was consumed.
           if (++consumed === CreditBatch) {
             consumed = 0;
