@@ -246,19 +246,9 @@ var _ Handler = UnimplementedHandler{}
 
 // Server serves contract clash with a Handler bound. A listener serves its
 // Runtime (endpoint.Listen(srv.Runtime(), ...)); Room gives typed broadcasts.
+// Its methods besides the typed ones are [typed.ServerBase]'s.
 type Server struct {
-	rt *tio.Server
-}
-
-// Close stops the server: [tio.Server.Close].
-func (s *Server) Close() error {
-	return s.rt.Close()
-}
-
-// Runtime is the runtime server under this one: what a listener serves
-// (endpoint.Listen), and the way to send by event id: [tio.Server].
-func (s *Server) Runtime() *tio.Server {
-	return s.rt
+	typed.ServerBase
 }
 
 // NewServer binds h to a new runtime server of Contract: [tio.NewServer].
@@ -268,213 +258,95 @@ func NewServer(h Handler, opts tio.ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	typed.HandleEmit(srv, idChat, codecRecord, func(ctx context.Context, p *tio.Peer, v Record) error {
-		return h.Chat(ctx, Peer{p}, v)
+		return h.Chat(ctx, Peer{typed.NewPeerBase(p)}, v)
 	})
 	typed.HandleCall(srv, idConnect, codecClashClient, codecLevel, func(ctx context.Context, p *tio.Peer, req ClashClient) (Level, error) {
-		return h.Connect(ctx, Peer{p}, req)
+		return h.Connect(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
 	typed.HandleCall(srv, idGetSnapshot, codec_string, codecLevelValues, func(ctx context.Context, p *tio.Peer, req string) (LevelValues, error) {
-		return h.GetSnapshot(ctx, Peer{p}, req)
+		return h.GetSnapshot(ctx, Peer{typed.NewPeerBase(p)}, req)
 	})
-	return &Server{srv}, nil
+	return &Server{typed.NewServerBase(srv)}, nil
 }
 
 // Room is the named room, with typed broadcasts: [tio.Server.Room].
 func (s *Server) Room(name string) Room {
-	return Room{s.rt.Room(name)}
+	return Room{typed.NewRoomBase(s.Runtime().Room(name))}
 }
 
 // Peer is the server's side of one session, with typed emitters for the events
-// the server sends. Handlers receive it; see [tio.Peer] for the session.
+// the server sends. Handlers receive it; see [tio.Peer] for the session. Its
+// methods besides the typed ones are [typed.PeerBase]'s.
 type Peer struct {
-	rt *tio.Peer
-}
-
-// ID names the peer, distinct across the nodes of a deployment: [tio.Peer.ID].
-func (p Peer) ID() string {
-	return p.rt.ID()
-}
-
-// Data is what the listener's authorize attached to the peer: [tio.Peer.Data].
-func (p Peer) Data() any {
-	return p.rt.Data()
-}
-
-// Join puts the peer in a room: [tio.Peer.Join].
-func (p Peer) Join(room string) error {
-	return p.rt.Join(room)
-}
-
-// Leave takes the peer out of a room: [tio.Peer.Leave].
-func (p Peer) Leave(room string) error {
-	return p.rt.Leave(room)
-}
-
-// Rooms lists the rooms of this session: [tio.Peer.Rooms].
-func (p Peer) Rooms() []string {
-	return p.rt.Rooms()
-}
-
-// InRoom reports whether the peer is in room: [tio.Peer.InRoom].
-func (p Peer) InRoom(room string) bool {
-	return p.rt.InRoom(room)
-}
-
-// Close ends the session with a close code and reason: [tio.Peer.Close].
-func (p Peer) Close(code tio.Code, reason string) error {
-	return p.rt.Close(code, reason)
-}
-
-// Done is closed once the session has ended: [tio.Peer.Done].
-func (p Peer) Done() <-chan struct{} {
-	return p.rt.Done()
-}
-
-// Err reports how the session ended, nil while it runs: [tio.Peer.Err].
-func (p Peer) Err() error {
-	return p.rt.Err()
-}
-
-// Stats returns the session's counters now: [tio.Peer.Stats].
-func (p Peer) Stats() tio.Stats {
-	return p.rt.Stats()
-}
-
-// WaitEmit waits while the emit queue is above its low-water mark:
-// [tio.Peer.WaitEmit].
-func (p Peer) WaitEmit(ctx context.Context) error {
-	return p.rt.WaitEmit(ctx)
-}
-
-// Runtime is the runtime peer under this one, for the rare code that sends by
-// event id: [tio.Peer].
-func (p Peer) Runtime() *tio.Peer {
-	return p.rt
+	typed.PeerBase
 }
 
 // NewPeer wraps a runtime peer of a Server of this contract, as
 // tio.ServerOptions.OnSession and OnSessionEnd receive it.
 func NewPeer(p *tio.Peer) Peer {
-	return Peer{p}
+	return Peer{typed.NewPeerBase(p)}
 }
 
 // Room is a room of the server, with typed broadcasts of the events the server
-// sends, each encoded once for every member: see [tio.Room].
+// sends, each encoded once for every member: see [tio.Room]. Its methods
+// besides the typed ones are [typed.RoomBase]'s.
 type Room struct {
-	rt *tio.Room
-}
-
-// Name is the room's name: [tio.Room.Name].
-func (r Room) Name() string {
-	return r.rt.Name()
-}
-
-// Members counts this node's peers in the room: [tio.Room.Members].
-func (r Room) Members() int {
-	return r.rt.Members()
-}
-
-// Runtime is the runtime room under this one, for the rare code that
-// broadcasts by event id: [tio.Room].
-func (r Room) Runtime() *tio.Room {
-	return r.rt
+	typed.RoomBase
 }
 
 // EmitMessage sends 'message' to this peer: [tio.Peer.Emit].
 func (p Peer) EmitMessage(v Level) error {
-	return typed.Emit(p.rt, idMessage, codecLevel, v)
+	return typed.Emit(p.Runtime(), idMessage, codecLevel, v)
 }
 
 // EmitMessage sends 'message' to every member of the room except the listed
 // peers; ctx bounds the hand-off to other nodes: [tio.Room.Emit].
 func (r Room) EmitMessage(ctx context.Context, v Level, except ...Peer) error {
-	return typed.RoomEmit(ctx, r.rt, idMessage, codecLevel, v, typed.Except(except))
+	return typed.RoomEmit(ctx, r.Runtime(), idMessage, codecLevel, v, typed.Except(except))
 }
 
 // Client is the client's side of a session of contract clash, with typed
 // emits, subscriptions, calls and streams: see [tio.Client] for the session,
 // and [endpoint.Run] to dial a new one after a session ends (§11: a session
-// is never resumed).
+// is never resumed). Its methods besides the typed ones are
+// [typed.ClientBase]'s.
 type Client struct {
-	rt *tio.Client
-}
-
-// Close ends the session with a close code and reason: [tio.Client.Close].
-func (c *Client) Close(code tio.Code, reason string) error {
-	return c.rt.Close(code, reason)
-}
-
-// Done is closed once the session has ended: [tio.Client.Done].
-func (c *Client) Done() <-chan struct{} {
-	return c.rt.Done()
-}
-
-// Wait blocks until the session has ended and its goroutines have returned,
-// then reports how it ended: [tio.Client.Wait].
-func (c *Client) Wait() error {
-	return c.rt.Wait()
-}
-
-// Err reports how the session ended, nil while it runs: [tio.Client.Err].
-func (c *Client) Err() error {
-	return c.rt.Err()
-}
-
-// Rooms lists the rooms of this session: [tio.Client.Rooms].
-func (c *Client) Rooms() []string {
-	return c.rt.Rooms()
-}
-
-// Stats returns the session's counters now: [tio.Client.Stats].
-func (c *Client) Stats() tio.Stats {
-	return c.rt.Stats()
-}
-
-// WaitEmit waits while the emit queue is above its low-water mark:
-// [tio.Client.WaitEmit].
-func (c *Client) WaitEmit(ctx context.Context) error {
-	return c.rt.WaitEmit(ctx)
-}
-
-// Runtime is the runtime client under this one, for the rare code that sends
-// or receives by event id: [tio.Client].
-func (c *Client) Runtime() *tio.Client {
-	return c.rt
+	typed.ClientBase
 }
 
 // NewClient wraps a runtime client made with Contract over any transport:
 // [tio.NewClient].
 func NewClient(c *tio.Client) *Client {
-	return &Client{c}
+	return &Client{typed.NewClientBase(c)}
 }
 
 // Dial opens a session of contract clash at url (https://host:port/path):
 // [endpoint.Dial].
-func Dial(ctx context.Context, url string, opts ...endpoint.DialOption) (*Client, error) {
-	c, err := endpoint.Dial(ctx, url, Contract, opts...)
+func Dial(ctx context.Context, url string, opts endpoint.DialOptions) (*Client, error) {
+	c, err := endpoint.Dial(ctx, url, Contract, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c}, nil
+	return &Client{typed.NewClientBase(c)}, nil
 }
 
 // EmitChat sends 'chat': [tio.Client.Emit].
 func (c *Client) EmitChat(v Record) error {
-	return typed.Emit(c.rt, idChat, codecRecord, v)
+	return typed.Emit(c.Runtime(), idChat, codecRecord, v)
 }
 
 // Connect calls 'connect': [tio.Client.Call].
 func (c *Client) Connect(ctx context.Context, req ClashClient) (Level, error) {
-	return typed.Call(ctx, c.rt, idConnect, codecClashClient, codecLevel, req)
+	return typed.Call(ctx, c.Runtime(), idConnect, codecClashClient, codecLevel, req)
 }
 
 // GetSnapshot calls 'get_snapshot': [tio.Client.Call].
 func (c *Client) GetSnapshot(ctx context.Context, req string) (LevelValues, error) {
-	return typed.Call(ctx, c.rt, idGetSnapshot, codec_string, codecLevelValues, req)
+	return typed.Call(ctx, c.Runtime(), idGetSnapshot, codec_string, codecLevelValues, req)
 }
 
 // OnMessage calls fn with each 'message' the server sends, decoded and
 // validated, until unsubscribe is called: [tio.Client.On].
 func (c *Client) OnMessage(fn func(Level)) (unsubscribe func()) {
-	return typed.On(c.rt, idMessage, codecLevel, fn)
+	return typed.On(c.Runtime(), idMessage, codecLevel, fn)
 }
