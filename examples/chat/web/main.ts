@@ -106,6 +106,10 @@ ui.save.addEventListener('click', () => {
 // ---- cursors ------------------------------------------------------------
 
 const dots = new Map<string, HTMLElement>();
+// The contract has no presence: a dot that stopped moving fades, as its
+// participant may have left.
+const idleAfterMs = 10_000;
+const lastMoved = new Map<string, number>();
 
 chat.onCursor((c: Cursor) => {
   if (c.from === undefined || c.from === name) return;
@@ -123,7 +127,14 @@ chat.onCursor((c: Cursor) => {
   dot.style.left = `${clamp(c.x) * 100}%`;
   dot.style.top = `${clamp(c.y) * 100}%`;
   dot.dataset['moves'] = String(Number(dot.dataset['moves']) + 1);
+  dot.classList.remove('idle');
+  lastMoved.set(c.from, Date.now());
 });
+
+setInterval(() => {
+  const now = Date.now();
+  for (const [from, at] of lastMoved) if (now - at > idleAfterMs) dots.get(from)?.classList.add('idle');
+}, 1000);
 
 // One cursor datagram per animation frame at most: the newest position is
 // the only one worth sending (and on the WebSocket mapping the only one
