@@ -12,8 +12,11 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"syscall"
+	"time"
 
 	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -67,10 +70,15 @@ func (l *Listener) ServeDevPage(addr string, page http.Handler) (*DevPage, error
 		return nil, wire.Errorf(wire.DevOnly, "a development page binds loopback only, not %q: use 127.0.0.1 or ::1", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, wire.Errorf(wire.PortInUse, "TCP port %s for the development page is held by another process: %w", addr, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	p := &DevPage{srv: &http.Server{Handler: h}, ln: ln, done: make(chan struct{})}
+	// The HTTPS side's header deadline and query-free error log.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: transport.HTTPErrorLog(l.log)}
+	p := &DevPage{srv: srv, ln: ln, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		_ = p.srv.Serve(ln)

@@ -130,7 +130,8 @@ func TestSpec10_3_DevHandlerRefusesPeersOffLoopback(t *testing.T) {
 }
 
 // §10.3 WT_DEV_ONLY: a development page binds loopback only, and only a
-// listener with a development certificate has one.
+// listener with a development certificate has one; a port already held is
+// WT_PORT_IN_USE.
 func TestSpec10_3_DevPageOnlyOnLoopbackWithDevCertificate(t *testing.T) {
 	srv := newTestServer(t)
 	l := listen(t, srv.Server, Options{})
@@ -141,6 +142,11 @@ func TestSpec10_3_DevPageOnlyOnLoopbackWithDevCertificate(t *testing.T) {
 			}
 			t.Errorf("ServeDevPage(%q): %v, want %s", addr, err, wire.DevOnly)
 		}
+	}
+
+	held := servePage(t, l, nil)
+	if _, err := l.ServeDevPage(held.Addr().String(), nil); wire.CodeOf(err) != wire.PortInUse {
+		t.Errorf("ServeDevPage on a held port: %v, want %s", err, wire.PortInUse)
 	}
 
 	withRealCert, err := Listen(newTestServer(t).Server, Options{Addr: "127.0.0.1:0", Path: "/echo",
