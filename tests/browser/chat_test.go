@@ -47,6 +47,19 @@ func TestChatExampleInBrowsers(t *testing.T) {
 	goClient := startProcess(t, "chat client", filepath.Join(bin, "client"), "-url", sessionURL, "-name", "go", "-room", room)
 	goClient.waitFor(t, regexp.MustCompile(`^joined lobby as go`))
 	goClient.say(t, "before you came")
+	// The pages stream it as history only once the server holds it: a
+	// second Go client's history says when (an emit is not answered).
+	for attempt := 1; ; attempt++ {
+		probe := startProcess(t, "history probe", filepath.Join(bin, "client"), "-url", sessionURL, "-name", "probe", "-room", room)
+		probe.waitFor(t, regexp.MustCompile(`^joined lobby as probe`))
+		probe.leave(t)
+		if slices.Contains(probe.seen, "(earlier) go: before you came") {
+			break
+		}
+		if attempt == 10 {
+			t.Fatalf("the server never held the Go client's line; the probe's history: %q", probe.seen)
+		}
+	}
 
 	shots := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
