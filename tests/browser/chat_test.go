@@ -28,7 +28,7 @@ import (
 // there as `fallback newest` DATAGRAM frames, §7.6), and one Firefox ESR
 // page on WebTransport, all in one room. TIO_UPDATE_SCREENSHOT=1 writes
 // the pages side by side to docs/chat-browsers.png.
-func TestChatExampleInBrowsers(t *testing.T) {
+func TestSpec2_Spec3_3_Spec7_6_ChatExampleInBrowsers(t *testing.T) {
 	requireBrowser(t, chromium)
 	requireBrowser(t, firefox)
 	bin := t.TempDir()
