@@ -6,7 +6,7 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate check-generated golden bench bench-system bench-targets bench-browser bench-peers fuzz
+.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-browser bench-peers fuzz
 
 test: deps fmt-check vet test-go test-runtime test-ts
 
@@ -91,11 +91,21 @@ fuzz:
 
 # Regenerate every committed generated file: the Go and TypeScript APIs of
 # the example and of the conformance contract, the Go and TypeScript goldens
-# of every case, and the checker goldens.
-generate:
+# of every case, the checker goldens, and the chat example's page bundle.
+generate: runtime/ts/node_modules/.package-lock.json
 	$(GO) generate ./examples/chat ./cmd/tio-conformance/conformance
+	$(MAKE) --no-print-directory chat-web
 	$(GO) test ./gen/golang ./gen/typescript -run 'TestGolden$$' -update
 	$(GO) test ./cmd/tiogen -run 'TestGolden$$' -update
+
+# The chat example's page (examples/chat/web): main.ts and the generated
+# client bundled by the runtime's pinned esbuild into dist/app.js, which is
+# committed and embedded, so `go run ./examples/chat/server` needs no npm
+# step. Minified with no comments: the same sources give the same bytes from
+# any working directory.
+chat-web: runtime/ts/node_modules/.package-lock.json
+	runtime/ts/node_modules/.bin/esbuild examples/chat/web/main.ts --bundle --format=esm --target=es2022 \
+	  --minify --legal-comments=none --charset=utf8 --log-level=warning --outfile=examples/chat/web/dist/app.js
 
 # What a user's CI runs: regenerate, then fail on any difference.
 check-generated: generate

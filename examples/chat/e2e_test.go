@@ -114,7 +114,7 @@ func TestExampleEndToEnd(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	server := start(t, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-cert-dir", t.TempDir())
+	server := start(t, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-http", "127.0.0.1:0", "-cert-dir", t.TempDir())
 	url := strings.Fields(server.expect(t, "chat server on "))[3]
 	hash := strings.Fields(server.expect(t, "certificate sha-256 "))[2]
 	if !strings.HasPrefix(url, "https://127.0.0.1:") {

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +143,37 @@ func TestPinRenderings(t *testing.T) {
 	}
 	if m.URL != "https://127.0.0.1:4433/x" || !m.ExpiresAt.Equal(c.NotAfter()) {
 		t.Errorf("manifest = %+v", m)
+	}
+}
+
+// §10.3 WT_DEV_ONLY: the manifest is served to loopback peers only, with
+// the pin and the session URL it was made for.
+func TestSpec10_3_ManifestHandlerServesLoopbackOnly(t *testing.T) {
+	c, err := Mint(time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.ManifestHandler("https://127.0.0.1:4433/chat")
+	for _, peer := range []string{"127.0.0.1:5000", "[::1]:5000"} {
+		r := httptest.NewRequest(http.MethodGet, ManifestPath, nil)
+		r.RemoteAddr = peer
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var m Manifest
+		if err := json.Unmarshal(w.Body.Bytes(), &m); w.Code != http.StatusOK || err != nil || m.URL != "https://127.0.0.1:4433/chat" || m.SHA256[0] != int(c.SHA256[0]) {
+			t.Errorf("from %s: %d %s %v", peer, w.Code, w.Body.String(), err)
+		}
+		if got := w.Header().Get("Content-Type"); got != "application/json" {
+			t.Errorf("Content-Type %q", got)
+		}
+	}
+	for _, peer := range []string{"192.0.2.7:5000", "[2001:db8::1]:5000", "garbage"} {
+		r := httptest.NewRequest(http.MethodGet, ManifestPath, nil)
+		r.RemoteAddr = peer
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "WT_DEV_ONLY") {
+			t.Errorf("from %s: %d %q, want 403 WT_DEV_ONLY", peer, w.Code, w.Body.String())
+		}
 	}
 }

@@ -96,8 +96,11 @@ func Refuse(reason string) error { return transport.Refuse(reason) }
 
 // Listener serves one tio.Server on both mappings.
 type Listener struct {
-	wt *webtransport.Server
-	ws *websocket.Handler
+	wt   *webtransport.Server
+	ws   *websocket.Handler
+	path string
+	dev  *devcert.Cert // Options.Dev: DevHandler needs it
+	log  *slog.Logger  // Options.Logger, for ServeDevPage's server
 }
 
 // Listen serves srv over WebTransport on opts.Addr (UDP) and over the
@@ -144,7 +147,11 @@ func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{wt: wt, ws: ws}, nil
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Listener{wt: wt, ws: ws, path: opts.Path, dev: opts.Dev, log: logger}, nil
 }
 
 // pathSplit sends requests for path to ws and the others to rest (404

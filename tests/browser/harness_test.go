@@ -118,6 +118,13 @@ func servePage(t *testing.T) string { return serveDir(t, "page", nil) }
 // index.html, with serveDir's extra handlers.
 func bundlePage(t *testing.T, entry string, extra map[string]http.Handler) string {
 	t.Helper()
+	return serveDir(t, bundleDir(t, entry), extra)
+}
+
+// bundleDir bundles entry as bundlePage does into a new directory holding
+// index.html and page.js, and returns the directory.
+func bundleDir(t *testing.T, entry string) string {
+	t.Helper()
 	requireRuntimeBundler(t)
 	dir := t.TempDir()
 	index := `<!doctype html><meta charset="utf-8"><title>tiogen runtime</title><script type="module" src="/page.js"></script>`
@@ -129,7 +136,7 @@ func bundlePage(t *testing.T, entry string, extra map[string]http.Handler) strin
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("esbuild %s: %v\n%s", entry, err, out)
 	}
-	return serveDir(t, dir, extra)
+	return dir
 }
 
 type scenario struct {

@@ -1,9 +1,15 @@
 // Command server is the chat example's server: it serves contract chat
 // (examples/chat/chat.tio) over WebTransport and the WebSocket mapping on
-// 127.0.0.1 with a development certificate and prints how to connect.
+// 127.0.0.1 with a development certificate, serves the web client
+// (examples/chat/web) on plain HTTP, and prints how to connect.
 //
 //	go run ./examples/chat/server
-//	go run ./examples/chat/server -addr 127.0.0.1:4434 -nats nats://127.0.0.1:4222
+//	go run ./examples/chat/server -addr 127.0.0.1:4434 -http 127.0.0.1:8081 -nats nats://127.0.0.1:4222
+//
+// The page's server relays what a page cannot reach on the HTTPS side,
+// whose development certificate a browser trusts for WebTransport only:
+// the certificate's pin (connectDev reads it from the page's origin) and
+// the WebSocket mapping over plain ws:// (endpoint.Listener.ServeDevPage).
 package main
 
 import (
@@ -17,6 +23,7 @@ import (
 	"time"
 
 	"github.com/transport-io/tiogen/examples/chat"
+	"github.com/transport-io/tiogen/examples/chat/web"
 	"github.com/transport-io/tiogen/runtime/adapter"
 	"github.com/transport-io/tiogen/runtime/adapter/nats"
 	"github.com/transport-io/tiogen/runtime/devcert"
@@ -26,6 +33,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:4433", "UDP and TCP `address` to serve on (loopback: the certificate is for development)")
+	pageAddr := flag.String("http", "127.0.0.1:8080", "`address` to serve the web client on, over plain HTTP (loopback)")
 	certDir := flag.String("cert-dir", "", "`directory` keeping the development certificate (default: the user cache directory)")
 	natsURL := flag.String("nats", "", "NATS server `URL`: run as one of several hosts sharing their rooms (default: a single host)")
 	flag.Parse()
@@ -60,16 +68,22 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	page, err := l.ServeDevPage(*pageAddr, web.Handler())
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Printf("chat server on %s\n", l.URL())
 	fmt.Printf("websocket mapping on %s\n", l.WebSocketURL())
 	fmt.Printf("certificate sha-256 %s (development certificate, valid until %s)\n", cert.Hex(), cert.NotAfter().UTC().Format(time.RFC3339))
 	fmt.Printf("connect: go run ./examples/chat/client -url %s -name ann\n", l.URL())
+	fmt.Printf("web client on %s (open it in two browsers; ?name=ann&room=lobby, ?transport=websocket forces the WebSocket mapping)\n", page.URL())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	_ = page.Shutdown(shutdown)
 	_ = l.Shutdown(shutdown)
 	_ = srv.Close()
 }

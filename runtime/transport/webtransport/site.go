@@ -1,13 +1,11 @@
 package webtransport
 
 import (
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/transport-io/tiogen/runtime/devcert"
-	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 const (
@@ -17,26 +15,24 @@ const (
 	WellKnownPath = "/.well-known/transport-io"
 	// DevManifestPath serves a development server's certificate pin
 	// (devcert.Manifest), on loopback only.
-	DevManifestPath = "/.well-known/transport-io-dev"
+	DevManifestPath = devcert.ManifestPath
 )
 
 // site is the HTTPS (TCP) side of a listener: the well-known answers, the
 // Alt-Svc advertisement of HTTP/3, the refusal of WebTransport over HTTP/2,
 // and the application's handler (the WebSocket mapping) for every other path.
 type site struct {
-	altSvc string
-	dev    *devcert.Cert // non-nil only for a development listener on loopback
-	url    string        // the session URL, for the dev manifest
-	next   http.Handler  // nil: 404
+	altSvc   string
+	manifest http.Handler // non-nil only for a development listener on loopback
+	next     http.Handler // nil: 404
 }
 
 func newSite(udpPort int, dev *devcert.Cert, url string, next http.Handler) *site {
-	return &site{
-		altSvc: `h3=":` + strconv.Itoa(udpPort) + `"; ma=86400`,
-		dev:    dev,
-		url:    url,
-		next:   next,
+	s := &site{altSvc: `h3=":` + strconv.Itoa(udpPort) + `"; ma=86400`, next: next}
+	if dev != nil {
+		s.manifest = dev.ManifestHandler(url)
 	}
+	return s
 }
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -56,28 +52,11 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
-	case r.URL.Path == DevManifestPath && s.dev != nil:
-		if !loopbackPeer(r.RemoteAddr) {
-			http.Error(w, wire.Errorf(wire.DevOnly, "the development manifest is served to loopback peers only").Error(), http.StatusForbidden)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		// The pin is public; a local page on another port may read it.
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		w.Write(s.dev.Manifest(s.url))
+	case r.URL.Path == DevManifestPath && s.manifest != nil:
+		s.manifest.ServeHTTP(w, r)
 	case s.next != nil:
 		s.next.ServeHTTP(w, r)
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-func loopbackPeer(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
