@@ -193,6 +193,11 @@ func (e *Encoder) canonical(d *Decoder) {
 	case c == 0:
 		d.syntax("unexpected end")
 	default:
+		if tok, ok := d.shortInteger(); ok {
+			e.comma()
+			e.b = append(e.b, tok...)
+			return
+		}
 		e.Float64(d.Float64())
 	}
 }
