@@ -542,7 +542,7 @@ func (d *Decoder) JSON() json.RawMessage {
 	}
 	buf := getBuffer()
 	e := Encoder{b: (*buf)[:0]}
-	e.canonical(d)
+	e.canonicalValue(d)
 	var v json.RawMessage
 	if d.err == nil {
 		v = bytes.Clone(e.b)
