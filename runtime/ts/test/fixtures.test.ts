@@ -31,6 +31,11 @@ interface Fixtures {
 }
 
 const cases = readdirSync(goldens).filter((c) => existsSync(join(goldens, c, 'fixtures.json')));
+// The conformance server's contract (testdata/conformance) has fixtures too;
+// its TypeScript is generated into test/node-go for the Node and browser
+// tests.
+const conformance = join(root, '..', '..', 'testdata', 'conformance');
+const fixturesOf = (c: string): string => (c === 'conformance' ? join(conformance, 'fixtures.json') : join(goldens, c, 'fixtures.json'));
 
 // The TypeScript name of a contract type where the generated file escapes
 // it (docs/typescript.md, "Names and escaping"); every other type keeps its
@@ -56,6 +61,11 @@ after(() => {
 });
 
 async function generated(c: string): Promise<Record<string, unknown>> {
+  if (c === 'conformance') {
+    mkdirSync(join(dir, c), { recursive: true });
+    copyFileSync(join(root, 'test', 'node-go', 'conformance.tio.ts'), join(dir, c, 'conformance.tio.ts'));
+    return (await import(pathToFileURL(join(dir, c, 'conformance.tio.ts')).href)) as Record<string, unknown>;
+  }
   const tsDir = join(goldens, c, 'ts');
   assert.ok(existsSync(tsDir), `${c} has fixtures.json but no generated TypeScript in ${tsDir}`);
   const files = readdirSync(tsDir).filter((f) => f.endsWith('.tio.ts'));
@@ -81,8 +91,8 @@ test('§5.3 cross-language fixtures exist for the golden cases with JSON types',
   }
 });
 
-for (const c of cases) {
-  const fx = JSON.parse(readFileSync(join(goldens, c, 'fixtures.json'), 'utf8')) as Fixtures;
+for (const c of [...cases, 'conformance']) {
+  const fx = JSON.parse(readFileSync(fixturesOf(c), 'utf8')) as Fixtures;
   for (const [type, entries] of Object.entries(fx.types)) {
     test(`§5.3 cross-language fixtures ${c} ${type}: accepted and re-encoded to the same bytes as Go`, async (t) => {
       const mod = await generated(c);
