@@ -63,3 +63,19 @@ func BenchmarkInt32Map(b *testing.B) {
 		buf, _ = m.Append(buf[:0], v)
 	}
 }
+
+// BenchmarkJSONValue decodes and re-encodes a json value already in
+// canonical form, what a peer relaying a tiogen message sees.
+func BenchmarkJSONValue(b *testing.B) {
+	in := []byte(`{"a":[1,2.5,"x",true,null],"b":{"c":"d","e":[{"f":1}]},"g":"hé"}`)
+	buf := make([]byte, 0, 128)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		v, err := anyCodec.Parse(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf, _ = anyCodec.Append(buf[:0], v)
+	}
+}

@@ -479,6 +479,28 @@ func (d *Decoder) Uint64() uint64 {
 	return v
 }
 
+// shortInteger reads the next number when it is an integer of at most 15
+// digits, not -0: such a token is exactly how Float64 writes its value, so
+// a canonical writer can copy it.
+func (d *Decoder) shortInteger() ([]byte, bool) {
+	end := d.scanNumberEnd()
+	tok := d.b[d.i:end]
+	digits := tok
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(tok) > 1) {
+		return nil, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	d.i = end
+	return tok, true
+}
+
 // Float64 reads a JSON number that fits a float64.
 func (d *Decoder) Float64() float64 {
 	tok, ok := d.number("a number")
@@ -518,12 +540,16 @@ func (d *Decoder) JSON() json.RawMessage {
 	if d.err != nil {
 		return nil
 	}
-	var e Encoder
-	e.canonical(d)
-	if d.err != nil {
-		return nil
+	buf := getBuffer()
+	e := Encoder{b: (*buf)[:0]}
+	e.canonicalValue(d)
+	var v json.RawMessage
+	if d.err == nil {
+		v = bytes.Clone(e.b)
 	}
-	return e.b
+	*buf = e.b[:0]
+	putBuffer(buf)
+	return v
 }
 
 // Skip reads past one JSON value of any kind, checking its syntax: the value

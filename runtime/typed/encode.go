@@ -1,11 +1,9 @@
 package typed
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -22,6 +20,9 @@ type Encoder struct {
 	// caller's and takes no separator.
 	start int
 	err   *fieldError
+	// unsorted stops canonical's one-pass write of a json value
+	// (canonical.go).
+	unsorted bool
 }
 
 // Fail records a validation failure of the value being written.
@@ -140,7 +141,7 @@ func (e *Encoder) JSON(v json.RawMessage) {
 	if !utf8.Valid(v) {
 		d.Fail("is not UTF-8")
 	}
-	e.canonical(d)
+	e.canonicalValue(d)
 	if d.err == nil && !d.atEnd() {
 		d.syntax("data after the value")
 	}
@@ -154,100 +155,6 @@ func (e *Encoder) JSON(v json.RawMessage) {
 	}
 	*d = Decoder{}
 	decoders.Put(d)
-}
-
-// canonical writes the JSON value d is at in canonical form (see JSON).
-func (e *Encoder) canonical(d *Decoder) {
-	switch c := d.peek(); {
-	case d.err != nil:
-	case c == '{':
-		e.canonicalObject(d)
-	case c == '[':
-		it := e.Array()
-		a := d.Array()
-		for a.Next(d) {
-			it.Item(e)
-			e.canonical(d)
-		}
-		it.End(e)
-	case c == '"':
-		raw, ok := d.rawString("a value")
-		if !ok {
-			return
-		}
-		if bytes.IndexByte(raw, '\\') < 0 {
-			// Without escapes it is already as String writes it: the
-			// decoder refused raw control characters.
-			e.comma()
-			e.b = append(e.b, raw...)
-			return
-		}
-		e.String(d.text(raw))
-	case c == 't' || c == 'f':
-		e.Bool(d.Bool())
-	case c == 'n':
-		if d.literal("null") {
-			e.comma()
-			e.b = append(e.b, "null"...)
-		}
-	case c == 0:
-		d.syntax("unexpected end")
-	default:
-		e.Float64(d.Float64())
-	}
-}
-
-// member is one written member of an object being canonicalized: its key
-// and where "key":value lies in the encoder's buffer.
-type member struct {
-	key        []byte
-	start, end int
-}
-
-// canonicalObject writes the members in the order they come, then, only
-// if they were not already in order, moves them into order: a value that
-// is canonical already (what a tiogen peer sent) is written in one pass.
-func (e *Encoder) canonicalObject(d *Decoder) {
-	var small [8]member
-	members := small[:0]
-	e.comma()
-	e.b = append(e.b, '{')
-	open := len(e.b)
-	sorted := true
-	o := d.Object()
-	for o.Next(d) {
-		key := o.key[1 : len(o.key)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(o.text(d))
-		}
-		if n := len(members); n > 0 {
-			sorted = sorted && bytes.Compare(members[n-1].key, key) < 0
-			e.b = append(e.b, ',')
-		}
-		start := len(e.b)
-		e.b = wire.AppendJSONString(e.b, string(key))
-		e.b = append(e.b, ':')
-		e.canonical(d)
-		members = append(members, member{key: key, start: start, end: len(e.b)})
-	}
-	if d.err == nil && !sorted {
-		slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-		buf := getBuffer()
-		written := append((*buf)[:0], e.b[open:]...)
-		e.b = e.b[:open]
-		for i, m := range members {
-			if i+1 < len(members) && bytes.Equal(m.key, members[i+1].key) {
-				continue // a later duplicate wins, as in JSON.parse
-			}
-			if len(e.b) > open {
-				e.b = append(e.b, ',')
-			}
-			e.b = append(e.b, written[m.start-open:m.end-open]...)
-		}
-		*buf = written[:0]
-		putBuffer(buf)
-	}
-	e.b = append(e.b, '}')
 }
 
 // Object starts a JSON object; write its members with Fields.Key and finish

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
 	"github.com/transport-io/tiogen/dsl/check"
 	"github.com/transport-io/tiogen/runtime/wire"
 	"github.com/transport-io/tiogen/testdata/golden/chat/go"
@@ -56,8 +57,17 @@ func record[T json.Marshaler, P interface {
 	}
 }
 
-// generated holds, per golden case, the generated code of each record.
+// generated holds, per golden case (and the conformance contract), the
+// generated code of each record.
 var generated = map[string]map[string]codec{
+	"conformance": {
+		"Text":     record[conformance.Text](),
+		"Count":    record[conformance.Count](),
+		"Item":     record[conformance.Item](),
+		"Point":    record[conformance.Point](),
+		"RoomName": record[conformance.RoomName](),
+		"Stats":    record[conformance.Stats](),
+	},
 	"chat": {
 		"Message":        record[chat.Message](),
 		"Cursor":         record[chat.Cursor](),
@@ -82,24 +92,37 @@ var generated = map[string]map[string]codec{
 
 const root = "../../testdata/golden"
 
-// TestFixtureCoverage checks that every golden case whose contract
-// declares records has a fixtures file with valid and invalid payloads for
-// each, and generated code here to run them with.
+// dirOf is where a case's contract.tio (conformance.tio for the
+// conformance server's contract, testdata/conformance) and fixtures.json
+// are.
+func dirOf(name string) string {
+	if name == "conformance" {
+		return "../../testdata/conformance"
+	}
+	return filepath.Join(root, name)
+}
+
+// TestFixtureCoverage checks that every golden case with generated Go whose
+// contract declares records, and the conformance contract, has a fixtures
+// file with valid and invalid payloads for each record, and generated code
+// here to run them with.
 func TestFixtureCoverage(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(root, "*", "contract.tio"))
-	if err != nil || len(dirs) == 0 {
+	paths, err := filepath.Glob(filepath.Join(root, "*", "contract.tio"))
+	if err != nil || len(paths) == 0 {
 		t.Fatalf("no golden cases: %v", err)
 	}
-	for _, path := range dirs {
+	paths = append(paths, filepath.Join(dirOf("conformance"), "conformance.tio"))
+	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c, diags := check.Source(path, src)
-		if _, err := os.Stat(filepath.Join(filepath.Dir(path), "go")); len(diags) > 0 || err != nil || len(c.Types) == 0 {
+		name := filepath.Base(filepath.Dir(path))
+		_, noGo := os.Stat(filepath.Join(filepath.Dir(path), "go"))
+		if len(diags) > 0 || (noGo != nil && name != "conformance") || len(c.Types) == 0 {
 			continue // generates no code, or has no JSON types (bytes() slots only)
 		}
-		name := filepath.Base(filepath.Dir(path))
 		f := readFixtures(t, name)
 		if f.Contract != c.Name {
 			t.Errorf("%s: fixtures for contract %q, the case is %q", name, f.Contract, c.Name)
@@ -125,7 +148,7 @@ func TestFixtureCoverage(t *testing.T) {
 
 func readFixtures(t *testing.T, name string) fixtures {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, name, "fixtures.json"))
+	b, err := os.ReadFile(filepath.Join(dirOf(name), "fixtures.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
