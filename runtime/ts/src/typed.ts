@@ -440,7 +440,8 @@ export function encodeRecord<T>(v: T, write: (v: T) => string): string {
 export function member<T>(key: string, x: T, enc: Encoder<T>): string {
   try {
     if (x === undefined) failBare('is required');
-    return JSON.stringify(key) + ':' + enc(x);
+    // A field's key is a contract identifier: nothing in it needs escaping.
+    return '"' + key + '":' + enc(x);
   } catch (e) {
     throw within(e, '.' + key);
   }

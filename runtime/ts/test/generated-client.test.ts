@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ResetCode, TransportError, type Connector, type Contract, type Stats } from '../src/index.js';
 import { FakeClock, memoryConnector, settle, type ScriptedServer } from '../src/testing.js';
 import { FrameEmit, CodecJson } from '../src/wire/frame.js';
+import { parseDatagram } from '../src/wire/datagram.js';
 import { utf8Decode, utf8Encode } from '../src/wire/utf8.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -62,6 +63,8 @@ interface Chat {
     close(): Promise<void>;
     emitChat(m: Message): void;
     emitPing(s: string): void;
+    emitCursor(c: { x: number; y: number }): void;
+    onCursor(h: (c: { x: number; y: number }) => void): () => void;
     onMessage(h: (m: Message) => void): () => void;
     save(r: { doc: string; text: string }): Promise<{ revision: number }>;
     upload(b: Uint8Array): Promise<{ revision: number }>;
@@ -81,7 +84,7 @@ async function connected() {
   const client = chat.createChatClient({ connect: connector, clock: new FakeClock() });
   await client.connect();
   assert.ok(server !== undefined);
-  return { client, server };
+  return { client, server, pair: connector.pairs[0]! };
 }
 
 const message = { room: 'lobby', body: 'hi', sentAt: 9007199254740993n, tags: ['a'], meta: { b: '2', a: '1' }, mood: 'happy' as const };
@@ -128,6 +131,22 @@ test('§6.1 a typed subscription gets decoded values (bigint from a decimal stri
   assert.ok(Object.hasOwn(m.meta, '__proto__') && m.meta['__proto__'] === 'x', '__proto__ is an own key');
   assert.equal(Object.getPrototypeOf(m.meta), Object.prototype);
   assert.equal(Object.hasOwn(m, 'extra'), false, 'unknown keys are skipped');
+  await client.close();
+});
+
+test('§7 a typed datagram: emitCursor sends the canonical JSON, onCursor gets decoded values, a bad one is dropped and counted', async () => {
+  const { client, server, pair } = await connected();
+  client.emitCursor({ x: 0.5, y: -0 });
+  const sent = parseDatagram(pair.clientDatagrams[0]!);
+  assert.ok(sent !== undefined);
+  assert.equal(utf8Decode(sent.payload), '{"x":0.5,"y":0}');
+  const got: Array<{ x: number; y: number }> = [];
+  client.onCursor((c) => got.push(c));
+  await server.sendDatagram(server.datagram('cursor', 7, 1, { x: 'left', y: 1 }));
+  await server.sendDatagram(server.datagram('cursor', 7, 2, { x: 1e-7, y: 2 }));
+  await settle(10);
+  assert.deepEqual(got, [{ x: 1e-7, y: 2 }]);
+  assert.equal(client.stats().validationDropped, 1);
   await client.close();
 });
 

@@ -12,6 +12,9 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdir
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const repo = join(root, '..', '..');
@@ -40,6 +43,8 @@ const strictOptions = {
   noImplicitOverride: true,
   noPropertyAccessFromIndexSignature: true,
   noFallthroughCasesInSwitch: true,
+  // No enums, namespaces or parameter properties: Node's type stripping runs the file as it is.
+  erasableSyntaxOnly: true,
   skipLibCheck: false,
   types: [],
   noEmit: true,
@@ -145,5 +150,48 @@ test('§4.3 a runtime older than the generator fails at compile time: the genera
     assert.match(r.output, /cases\/chat\/chat\.tio\.ts\(\d+,\d+\): error TS2694: Namespace '.*' has no exported member 'GeneratedClientOptionsV1'/);
   } finally {
     writeFileSync(index, current);
+  }
+});
+
+// What generated code adds to a page: the chat client's bundle (with the
+// connectors, as bundle-size.test.ts measures the Client's) against the
+// Client's; and the typed helpers only generated code calls are not in a
+// bundle without it.
+test('generated code size: the typed helpers tree-shake out of a Client-only bundle; the chat client over it, minified + gzip', async (t) => {
+  const src = join(root, 'src');
+  const connectors = `export { connectWebTransport } from './webtransport.js'; export { connectWebSocket } from './websocket.js';`;
+  const bundle = async (contents: string, external: string[] = []): Promise<{ text: string; min: number; gzip: number }> => {
+    const r = await build({
+      external,
+      stdin: { contents, resolveDir: src, sourcefile: 'entry.ts', loader: 'ts' },
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      target: 'es2022',
+      platform: 'browser',
+      write: false,
+      logLevel: 'silent',
+      alias: external.length === 0 ? { '@tiogen/runtime': join(src, 'index.ts') } : {},
+    });
+    const out = r.outputFiles[0];
+    assert.ok(out !== undefined);
+    return { text: out.text, min: out.contents.length, gzip: gzipSync(out.contents, { level: 9 }).length };
+  };
+  const client = await bundle(`export { Client } from './index.js'; ${connectors}`);
+  for (const helper of ['nests deeper than', 'must not contain a lone surrogate', 'standard padded base64']) {
+    assert.ok(!client.text.includes(helper), `the Client-only bundle holds the typed helpers ("${helper}")`);
+  }
+  const example = join(project, 'example', 'chat.tio.ts');
+  const chat = await bundle(`export { createChatClient } from ${JSON.stringify(example)}; ${connectors}`);
+  assert.ok(chat.text.includes('nests deeper than'), 'the chat bundle holds the typed helpers');
+  const figures = [`generated chat client: ${chat.min} B minified, ${chat.gzip} B gzipped; the Client alone ${client.min} B, ${client.gzip} B: the contract's code and the typed helpers add ${chat.gzip - client.gzip} B gzipped`];
+  // Each generated file on its own, the runtime left out.
+  for (const [name, file] of [['chat', example], ['conformance', join(root, 'test', 'node-go', 'conformance.tio.ts')]] as const) {
+    const own = await bundle(`export * from ${JSON.stringify(file)};`, ['@tiogen/runtime']);
+    figures.push(`generated ${name}.tio.ts alone (every export kept, the runtime external): ${own.min} B minified, ${own.gzip} B gzipped`);
+  }
+  for (const f of figures) {
+    t.diagnostic(f);
+    console.log(f);
   }
 });

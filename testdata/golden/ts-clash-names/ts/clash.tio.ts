@@ -6,7 +6,8 @@
  *
  * Names the TypeScript file escapes with a trailing underscore, and the
  * names next to them that it keeps (docs/typescript.md); Go takes them as
- * they are. Two events whose TypeScript methods would share a name are in
+ * they are. Enums only, so the case has no records (and no cross-language
+ * fixtures); two events whose TypeScript methods would share a name are in
  * go-clash-event-methods, which Go refuses.
  *
  * @module
@@ -14,7 +15,34 @@
 
 import * as tio from '@tiogen/runtime';
 
-/** An enum whose values list, LevelValues, a type already holds. */
+/** Named like a global type the file uses. */
+export type Record_ = 'on' | 'off';
+/** The values of Record_, in declaration order. */
+export const Record_Values = ['on', 'off'] as const;
+/** Reads enum Record_ from a parsed JSON value, or throws a tio.ValidationError. */
+export const decodeRecord_: tio.Decoder<Record_> = /* @__PURE__ */ tio.decodeEnum(Record_Values);
+/** Writes enum Record_ as JSON text, or throws a tio.ValidationError. */
+export const encodeRecord_: tio.Encoder<Record_> = /* @__PURE__ */ tio.encodeEnum(Record_Values);
+
+/** Named like the generated client interface. */
+export type ClashClient_ = 'one';
+/** The values of ClashClient_, in declaration order. */
+export const ClashClient_Values = ['one'] as const;
+/** Reads enum ClashClient_ from a parsed JSON value, or throws a tio.ValidationError. */
+export const decodeClashClient_: tio.Decoder<ClashClient_> = /* @__PURE__ */ tio.decodeEnum(ClashClient_Values);
+/** Writes enum ClashClient_ as JSON text, or throws a tio.ValidationError. */
+export const encodeClashClient_: tio.Encoder<ClashClient_> = /* @__PURE__ */ tio.encodeEnum(ClashClient_Values);
+
+/** Named like the values list of enum Level, which then is LevelValues_. */
+export type LevelValues = 'few' | 'many';
+/** The values of LevelValues, in declaration order. */
+export const LevelValuesValues = ['few', 'many'] as const;
+/** Reads enum LevelValues from a parsed JSON value, or throws a tio.ValidationError. */
+export const decodeLevelValues: tio.Decoder<LevelValues> = /* @__PURE__ */ tio.decodeEnum(LevelValuesValues);
+/** Writes enum LevelValues as JSON text, or throws a tio.ValidationError. */
+export const encodeLevelValues: tio.Encoder<LevelValues> = /* @__PURE__ */ tio.encodeEnum(LevelValuesValues);
+
+/** An enum whose values list, LevelValues, an enum already holds. */
 export type Level = 'low' | 'high';
 /** The values of Level, in declaration order. */
 export const LevelValues_ = ['low', 'high'] as const;
@@ -22,63 +50,6 @@ export const LevelValues_ = ['low', 'high'] as const;
 export const decodeLevel: tio.Decoder<Level> = /* @__PURE__ */ tio.decodeEnum(LevelValues_);
 /** Writes enum Level as JSON text, or throws a tio.ValidationError. */
 export const encodeLevel: tio.Encoder<Level> = /* @__PURE__ */ tio.encodeEnum(LevelValues_);
-
-/** Named like a global type the file uses. */
-export interface Record_ {
-  value: string;
-}
-/** Reads type Record_ from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
-export function decodeRecord_(value: unknown): Record_ {
-  return tio.decodeRecord(value, (o) => ({
-    value: tio.field(o, 'value', tio.decodeString),
-  }));
-}
-/** Writes type Record_ as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
-export function encodeRecord_(value: Record_): string {
-  return tio.encodeRecord(value, (v) =>
-    tio.members(
-      tio.member('value', v.value, tio.encodeString),
-    ),
-  );
-}
-
-/** Named like the generated client interface. */
-export interface ClashClient_ {
-  n: number;
-}
-/** Reads type ClashClient_ from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
-export function decodeClashClient_(value: unknown): ClashClient_ {
-  return tio.decodeRecord(value, (o) => ({
-    n: tio.field(o, 'n', tio.decodeInt32),
-  }));
-}
-/** Writes type ClashClient_ as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
-export function encodeClashClient_(value: ClashClient_): string {
-  return tio.encodeRecord(value, (v) =>
-    tio.members(
-      tio.member('n', v.n, tio.encodeInt32),
-    ),
-  );
-}
-
-/** Named like the values list of enum Level, which then is LevelValues_. */
-export interface LevelValues {
-  n: number;
-}
-/** Reads type LevelValues from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
-export function decodeLevelValues(value: unknown): LevelValues {
-  return tio.decodeRecord(value, (o) => ({
-    n: tio.field(o, 'n', tio.decodeInt32),
-  }));
-}
-/** Writes type LevelValues as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
-export function encodeLevelValues(value: LevelValues): string {
-  return tio.encodeRecord(value, (v) =>
-    tio.members(
-      tio.member('n', v.n, tio.encodeInt32),
-    ),
-  );
-}
 
 /** Contract clash as the runtime uses it: each event's name, id (§5.4), lane, direction, shape and slot codecs (§5.3), with the decoders of what the client receives and the encoders of what it sends. Both peers must use the same contract, or the handshake refuses the session (§4.3). */
 export const clashContract = {
