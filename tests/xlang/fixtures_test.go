@@ -16,7 +16,6 @@ import (
 	"github.com/transport-io/tiogen/testdata/golden/docs/go"
 	"github.com/transport-io/tiogen/testdata/golden/gen-keywords/go"
 	"github.com/transport-io/tiogen/testdata/golden/gen-xlang/go"
-	"github.com/transport-io/tiogen/testdata/golden/ts-clash-names/go"
 	"github.com/transport-io/tiogen/testdata/golden/types/go"
 )
 
@@ -81,11 +80,6 @@ var generated = map[string]map[string]codec{
 		"Edge": record[xlang.Edge](),
 		"Leaf": record[xlang.Leaf](),
 		"Node": record[xlang.Node](),
-	},
-	"ts-clash-names": {
-		"Record":      record[clash.Record](),
-		"ClashClient": record[clash.ClashClient](),
-		"LevelValues": record[clash.LevelValues](),
 	},
 	"types": {"All": record[types.All]()},
 }
