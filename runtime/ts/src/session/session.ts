@@ -196,7 +196,17 @@ export class Session {
     this.#contract = contract;
     this.#clock = opts.clock;
     this.#handlers = opts.handlers;
-    this.#onChange = opts.onChange ?? (() => {});
+    // The client's listeners are the application's code: one that throws is
+    // reported as an uncaught error would be, never taken for the peer's
+    // fault by the loop that read the frame.
+    const onChange = opts.onChange;
+    this.#onChange = () => {
+      try {
+        onChange?.();
+      } catch (e) {
+        reportError(e);
+      }
+    };
     this.#ring = new DatagramRing(this.#clock);
     this.#gate = new SequenceGate(this.#clock);
     this.established = new Promise<void>((resolve, reject) => {
