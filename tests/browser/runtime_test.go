@@ -227,26 +227,31 @@ func runRuntimeScenarios(t *testing.T, b browser) {
 				t.Errorf("300 concurrent hangs: %d refused in time %v, %d pending before the abort, %d aborted; want 44, 256, 256: %s", 300-r.PendingBeforeAbort, r.Waited, r.PendingBeforeAbort, r.Aborted, raw)
 			}
 			// The server resets the excess streams with code 9 (§10.1).
-			// Chromium reports the code on the stream's readable side for
-			// most streams (a write it stopped may fail with a codeless
-			// NetworkError first, and the runtime then waits for the
-			// readable's code). Measured under load: in some runs 1 to 8
-			// streams of the 44 fail their writer without a code and their
-			// readable never reports the reset, even 8 s later; the runtime
-			// then says "code unknown" rather than invent the 9 (the cause,
-			// Chromium's or the runtime's, is not yet found; the mapping of a
-			// delivered 9 is pinned by the Node tests). So in Chromium every
-			// refused call must carry one of the two answers, and most the
-			// code. Firefox mostly
-			// reports a reset with no code (a TypeError), which the runtime
-			// names as a reset with an unknown code, and now and then the
-			// code.
+			// Chromium reports the code on the stream's readable side (a
+			// write it stopped may fail with a codeless NetworkError first,
+			// and the runtime then waits for the readable's code), except
+			// that now and then it never reports one of the 44 resets: that
+			// stream's writer fails without a code and its readable never
+			// settles. This is Chromium's, reproduced with a raw page against
+			// a raw webtransport-go server whose resets a Go client all sees
+			// (TestSpec10_1_ChromiumSometimesNeverReportsAStreamReset,
+			// docs/browsers.md); the runtime then says "code unknown" rather
+			// than invent the 9. So in Chromium the check tolerates exactly
+			// that: every refused call rejects with one of the two answers,
+			// and at least one with the code, so the mapping of a delivered
+			// 9 is checked in the browser on every run (the Node tests pin
+			// it exactly). How many lose it is not Chromium's constant (0 to
+			// 8 of 44 here, and in the raw test up to 40 of 264 in one run),
+			// so no larger share is required. Firefox mostly reports a reset with no
+			// code (a TypeError), which the runtime names as a reset with an
+			// unknown code, and now and then the code.
 			tooMany := "WT_TOO_MANY_STREAMS: the peer refused the call to 'hang': over 256 concurrent call streams (§10.1)"
 			unknown := "WT_PROTOCOL_ERROR: the responder of 'hang' reset the call stream with code unknown before completing it"
+			t.Logf("the 44 refused calls rejected as %v", r.Refusals)
 			switch b {
 			case chromium:
-				if r.Refusals[tooMany]+r.Refusals[unknown] != 44 || r.Refusals[tooMany] <= 22 {
-					t.Errorf("Chromium: the refused calls rejected as %v, want 44 of %q or %q, most with the code", r.Refusals, tooMany, unknown)
+				if r.Refusals[tooMany]+r.Refusals[unknown] != 44 || r.Refusals[tooMany] == 0 {
+					t.Errorf("Chromium: the refused calls rejected as %v, want 44 of %q or %q (Chromium's lost resets), at least one with the code", r.Refusals, tooMany, unknown)
 				}
 			case firefox:
 				if r.Refusals[tooMany]+r.Refusals[unknown] != 44 {

@@ -2,17 +2,30 @@
 // number where it has one and the remedy the spec gives. Mirrors the Go
 // runtime's wire/code.go name for name and remedy for remedy.
 
-/** Session close codes (§10.2): the u32 of a WebTransport session close. */
+// Session close codes (§10.2), one constant each, as the Go runtime's
+// wire.Close*: a bundler inlines a constant of this module (it imports
+// nothing) where it is used, which it cannot do for a table's properties.
+export const CloseNoError = 0;
+export const CloseProtocolVersionMismatch = 1000;
+export const CloseContractMismatch = 1001;
+export const CloseHandshakeTimeout = 1002;
+export const ClosePeerTooSlow = 1003;
+export const CloseProtocolError = 1004;
+export const CloseIdleTimeout = 1005;
+export const CloseReliabilityRefused = 1006;
+export const CloseUnauthorized = 1007;
+
+/** Session close codes (§10.2) by name: the u32 of a WebTransport session close. */
 export const SessionCode = {
-  WT_NO_ERROR: 0,
-  WT_PROTOCOL_VERSION_MISMATCH: 1000,
-  WT_CONTRACT_MISMATCH: 1001,
-  WT_HANDSHAKE_TIMEOUT: 1002,
-  WT_PEER_TOO_SLOW: 1003,
-  WT_PROTOCOL_ERROR: 1004,
-  WT_IDLE_TIMEOUT: 1005,
-  WT_RELIABILITY_REFUSED: 1006,
-  WT_UNAUTHORIZED: 1007,
+  WT_NO_ERROR: CloseNoError,
+  WT_PROTOCOL_VERSION_MISMATCH: CloseProtocolVersionMismatch,
+  WT_CONTRACT_MISMATCH: CloseContractMismatch,
+  WT_HANDSHAKE_TIMEOUT: CloseHandshakeTimeout,
+  WT_PEER_TOO_SLOW: ClosePeerTooSlow,
+  WT_PROTOCOL_ERROR: CloseProtocolError,
+  WT_IDLE_TIMEOUT: CloseIdleTimeout,
+  WT_RELIABILITY_REFUSED: CloseReliabilityRefused,
+  WT_UNAUTHORIZED: CloseUnauthorized,
 } as const;
 
 /** Stream reset codes (§10.1): one byte each; 2–8 and 10–255 are reserved (§8). */

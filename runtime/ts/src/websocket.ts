@@ -6,7 +6,7 @@
 // carries its own liveness (keepalive and idle deadline). Mirrors the Go
 // runtime's transport/websocket.
 
-import { MaxWebSocketReason, SessionCode, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
+import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
 import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
@@ -190,7 +190,7 @@ class WebSocketConn implements Conn {
 
   /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
   #lose(): void {
-    if (!this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true })) return;
+    if (!this.#end({ code: CloseNoError, reason: '', remote: false, lost: true })) return;
     try {
       this.#sock.close();
     } catch {
@@ -216,14 +216,14 @@ class WebSocketConn implements Conn {
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     else if (typeof data === 'string') {
-      this.close(SessionCode.WT_PROTOCOL_ERROR, 'text message: the WebSocket mapping carries binary messages only (§3.3)');
+      this.close(CloseProtocolError, 'text message: the WebSocket mapping carries binary messages only (§3.3)');
       return;
     } else {
-      this.close(SessionCode.WT_PROTOCOL_ERROR, "a message not delivered as an ArrayBuffer: keep the socket's binaryType 'arraybuffer'");
+      this.close(CloseProtocolError, "a message not delivered as an ArrayBuffer: keep the socket's binaryType 'arraybuffer'");
       return;
     }
     if (bytes.length > MaxMessageSize) {
-      this.close(SessionCode.WT_PROTOCOL_ERROR, `a WebSocket message over ${MaxMessageSize} bytes`);
+      this.close(CloseProtocolError, `a WebSocket message over ${MaxMessageSize} bytes`);
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
@@ -237,7 +237,7 @@ class WebSocketConn implements Conn {
     this.#unread.push(bytes);
     this.#unreadBytes += bytes.length;
     if (this.#unreadBytes > MaxUnreadBytes) {
-      this.close(SessionCode.WT_PEER_TOO_SLOW, `this side fell ${MaxUnreadBytes} bytes behind reading the peer's emit stream`);
+      this.close(ClosePeerTooSlow, `this side fell ${MaxUnreadBytes} bytes behind reading the peer's emit stream`);
     }
   }
 
@@ -254,7 +254,7 @@ class WebSocketConn implements Conn {
     const code = sessionCodeFromWebSocket(wsCode);
     this.#end(
       code === undefined
-        ? { code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }
+        ? { code: CloseNoError, reason: '', remote: false, lost: true }
         : { code, reason, remote: true, lost: false },
     );
   }
@@ -302,7 +302,7 @@ class WebSocketConn implements Conn {
     if (this.#info !== null) return;
     const quiet = this.#clock.now() - this.#lastRecv;
     if (quiet >= IdleTimeoutMs) {
-      this.close(SessionCode.WT_IDLE_TIMEOUT, `nothing received for ${IdleTimeoutMs} ms`);
+      this.close(CloseIdleTimeout, `nothing received for ${IdleTimeoutMs} ms`);
       return;
     }
     this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);

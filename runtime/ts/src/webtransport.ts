@@ -4,7 +4,7 @@
 // bidirectional stream, the unreliable lane the session's datagrams.
 // Mirrors the Go runtime's transport/webtransport client.
 
-import { MaxCloseReason, SessionCode } from './codes.js';
+import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
 import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
@@ -100,7 +100,7 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   // before the handshake. Chromium leaves reliability undefined.
   if ((transport as { reliability?: string }).reliability === 'reliable-only') {
     const reason = 'the browser reports this WebTransport session reliable-only (HTTP/2); transport-io refuses it (§2)';
-    closeQuietly(transport, SessionCode.WT_RELIABILITY_REFUSED, reason);
+    closeQuietly(transport, CloseReliabilityRefused, reason);
     throw new TransportError('WT_RELIABILITY_REFUSED', reason);
   }
   return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
@@ -203,8 +203,8 @@ class WebTransportConn implements Conn {
     // A close resolves the browser's closed with the peer's code and
     // reason; a lost connection rejects it (§11).
     t.closed.then(
-      (ci) => this.#end({ code: ci.closeCode ?? SessionCode.WT_NO_ERROR, reason: ci.reason ?? '', remote: true, lost: false }),
-      () => this.#end({ code: SessionCode.WT_NO_ERROR, reason: '', remote: false, lost: true }),
+      (ci) => this.#end({ code: ci.closeCode ?? CloseNoError, reason: ci.reason ?? '', remote: true, lost: false }),
+      () => this.#end({ code: CloseNoError, reason: '', remote: false, lost: true }),
     );
   }
 

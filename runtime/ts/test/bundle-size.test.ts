@@ -15,11 +15,11 @@ import { build } from 'esbuild';
 const BundleTargetBytes = 10_240;
 /**
  * The most the entry below may weigh today, gzipped: the smallest size
- * reached so far (15,347 B), rounded up to the next 64 bytes, so the test
+ * reached so far (15,217 B), rounded up to the next 64 bytes, so the test
  * fails on any growth. The 10,240 B target is not yet met. This budget only
  * goes down: lower it whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 15_360;
+const BundleBudgetBytes = 15_232;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -262,3 +262,29 @@ test('§3.1 an emit made before the server handshake is written after frame 0', 
   assert.equal(f?.type, FrameType.EMIT);
   assert.equal(payloadValue(f!), 'early');
 });
+
+test('§6.5 a subscribe listener that throws is reported as uncaught; the session reads on and stays up', async () => {
+  const h = await connected();
+  const reported: unknown[] = [];
+  const g = globalThis as { reportError?: ((e: unknown) => void) | undefined };
+  const saved = g.reportError;
+  g.reportError = (e) => reported.push(e);
+  try {
+    const off = h.client.subscribe(() => {
+      throw new Error('the listener failed');
+    });
+    await h.server1.join('lobby');
+    await settle();
+    off();
+    await h.server1.join('kitchen');
+    await settle();
+    assert.deepEqual(h.client.getSnapshot().rooms, ['kitchen', 'lobby']);
+    assert.equal(h.client.getSnapshot().status, 'connected');
+    assert.equal(reported.length, 1);
+    assert.match((reported[0] as Error).message, /the listener failed/);
+  } finally {
+    if (saved === undefined) delete g.reportError;
+    else g.reportError = saved;
+    await h.client.close();
+  }
+});

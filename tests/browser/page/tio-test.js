@@ -259,5 +259,36 @@ async function lanes(url, sha256) {
   return out;
 }
 
-window.tio = { closed, lanes, mismatch, conformance };
+// refused: opens n bidirectional streams at once, each writing a few bytes
+// and FIN as a call would, and counts how they ended, waitMs after the last
+// was created: the readable ('code <n>' for a reset with its code, 'no
+// code' for an error without one, 'fin', 'data', or 'silent' when it had
+// not settled), then the writer ('closed', 'w code <n>' for a STOP_SENDING
+// with its code, 'w <error name>' for an error without one, or 'open').
+async function refused(url, sha256, n, waitMs) {
+  const t = open(url, sha256);
+  await t.ready;
+  const one = async () => {
+    const s = await t.createBidirectionalStream();
+    const w = s.writable.getWriter();
+    w.write(new Uint8Array([1, 2, 3])).catch(() => {});
+    w.close().catch(() => {});
+    let outcome = 'silent';
+    let writer = 'open';
+    w.closed.then(() => (writer = 'closed'), (e) => (writer = typeof e.streamErrorCode === 'number' ? 'w code ' + e.streamErrorCode : 'w ' + e.name));
+    s.readable.getReader().read().then(
+      (r) => (outcome = r.done ? 'fin' : 'data'),
+      (e) => (outcome = typeof e.streamErrorCode === 'number' ? 'code ' + e.streamErrorCode : 'no code'),
+    );
+    return () => outcome + ', ' + writer;
+  };
+  const outcomes = await Promise.all(Array.from({ length: n }, one));
+  await new Promise((resolve) => setTimeout(resolve, waitMs));
+  const counts = {};
+  for (const o of outcomes) counts[o()] = (counts[o()] || 0) + 1;
+  t.close();
+  return counts;
+}
+
+window.tio = { closed, lanes, mismatch, conformance, refused };
 window.tioReady = true;

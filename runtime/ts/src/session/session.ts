@@ -6,7 +6,7 @@
 // runtime's tio engine (session.go, call.go, dgram.go) in behaviour and
 // naming.
 
-import { SessionCode, MaxCloseReason, sessionCodeName, type CodeName } from '../codes.js';
+import { CloseHandshakeTimeout, ClosePeerTooSlow, CloseProtocolError, CloseReliabilityRefused, CloseUnauthorized, type CodeName, MaxCloseReason, SessionCode, sessionCodeName } from '../codes.js';
 import { RefusedError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent, Shape } from '../contract.js';
 import { settlesWithin } from '../connector.js';
@@ -145,7 +145,7 @@ function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, slot: '
 /** How a session ended, as pending operations and the client report it (§11). */
 export function closeError(info: CloseInfo): TransportError {
   if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing is resumed (§11).' });
-  if (info.code === SessionCode.WT_UNAUTHORIZED && info.remote) return new RefusedError(info.reason);
+  if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
   const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
   let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
   if (info.reason !== '') msg += ': ' + info.reason;
@@ -200,7 +200,17 @@ export class Session {
     this.#contract = contract;
     this.#clock = opts.clock;
     this.#handlers = opts.handlers;
-    this.#onChange = opts.onChange ?? (() => {});
+    // The client's listeners are the application's code: one that throws is
+    // reported as an uncaught error would be, never taken for the peer's
+    // fault by the loop that read the frame.
+    const onChange = opts.onChange;
+    this.#onChange = () => {
+      try {
+        onChange?.();
+      } catch (e) {
+        reportError(e);
+      }
+    };
     this.#ring = new DatagramRing(this.#clock);
     this.#gate = new SequenceGate(this.#clock);
     this.established = new Promise<void>((resolve, reject) => {
@@ -218,7 +228,7 @@ export class Session {
     // unreliable event has no session, refused before the handshake.
     if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
       this.#closeWith(
-        SessionCode.WT_RELIABILITY_REFUSED,
+        CloseReliabilityRefused,
         `event '${this.#contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
       );
       return;
@@ -260,11 +270,11 @@ export class Session {
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
   #protocolError(err: unknown): void {
     if (!(err instanceof TransportError)) {
-      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, String(err));
+      this.#closeWith(CloseProtocolError, String(err));
       return;
     }
     const n = (SessionCode as Record<string, number>)[err.code];
-    this.#closeWith(n ?? SessionCode.WT_PROTOCOL_ERROR, err.message);
+    this.#closeWith(n ?? CloseProtocolError, err.message);
   }
 
   #end(info: CloseInfo): TransportError {
@@ -292,7 +302,7 @@ export class Session {
   #handshakeExpired(): void {
     if (this.#hsState !== 'pending') return;
     this.#hsState = 'failed';
-    this.#closeWith(SessionCode.WT_HANDSHAKE_TIMEOUT, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
+    this.#closeWith(CloseHandshakeTimeout, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
   }
 
   // ---- sending --------------------------------------------------------
@@ -330,7 +340,7 @@ export class Session {
   #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
     if (this.#qPayload.length === EmitQueueFrames) {
       const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
-      this.#closeWith(SessionCode.WT_PEER_TOO_SLOW, reason);
+      this.#closeWith(ClosePeerTooSlow, reason);
       throw new TransportError('WT_PEER_TOO_SLOW', reason);
     }
     this.#qHead.push((type << 8) | codec, id);
@@ -386,7 +396,7 @@ export class Session {
     try {
       st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'cannot open the emit stream: ' + messageOf(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + messageOf(e));
       return;
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
@@ -455,13 +465,16 @@ export class Session {
   #writeFailed(e: unknown): void {
     if (this.isEnded || isSessionEnd(e)) return;
     if (e instanceof StreamResetError) {
-      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
+      this.#closeWith(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
       return;
     }
-    this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'emit stream write failed: ' + messageOf(e));
+    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + messageOf(e));
   }
 
   // ---- receiving ------------------------------------------------------
+  // A fault of the peer's is thrown as a TransportError where it is found;
+  // the loop that read it closes the session with the error's own §10.2
+  // code, else WT_PROTOCOL_ERROR (§5.5), in one place.
 
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
@@ -473,134 +486,85 @@ export class Session {
     }
     const dec = new FrameDecoder();
     let first = true;
-    for (;;) {
-      let chunk: Uint8Array | null;
-      try {
-        chunk = await rs.read();
-      } catch (e) {
-        this.#readFailed(e);
-        return;
-      }
-      if (this.isEnded) return;
-      if (chunk === null) {
-        // The peer finished its emit stream: its close (or loss) follows.
-        if (!dec.atBoundary) this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, "the peer's emit stream ended inside a frame (§5)");
-        return;
-      }
-      dec.push(chunk);
+    try {
       for (;;) {
-        let f: Frame | undefined;
+        let chunk: Uint8Array | null;
         try {
-          f = dec.next();
+          chunk = await rs.read();
         } catch (e) {
-          this.#protocolError(e);
+          if (e instanceof StreamResetError) protocolFault(`the peer reset its emit stream with code ${e.code ?? 'unknown'} (§3.1, §5.5)`);
+          return; // the session ended
+        }
+        if (this.isEnded) return;
+        if (chunk === null) {
+          // The peer finished its emit stream: its close (or loss) follows.
+          if (!dec.atBoundary) protocolFault("the peer's emit stream ended inside a frame (§5)");
           return;
         }
-        if (f === undefined) break;
-        if (first) {
-          first = false;
-          if (f.type !== FrameHandshake) {
-            this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
-            return;
+        dec.push(chunk);
+        for (let f = dec.next(); f !== undefined; f = dec.next()) {
+          if (first) {
+            first = false;
+            if (f.type !== FrameHandshake) protocolFault(`frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
+            this.#acceptHandshake(f.payload);
+          } else {
+            this.#dispatch(f);
           }
-          if (!this.#acceptHandshake(f.payload)) return;
-          continue;
+          if (this.isEnded) return;
         }
-        if (!this.#dispatch(f) || this.isEnded) return;
       }
-    }
-  }
-
-  #readFailed(e: unknown): void {
-    if (this.isEnded || isSessionEnd(e)) return;
-    if (e instanceof StreamResetError) {
-      this.#closeWith(
-        SessionCode.WT_PROTOCOL_ERROR,
-        `the peer reset its emit stream with code ${e.code ?? 'unknown'} (§3.1, §5.5)`,
-      );
+    } catch (e) {
+      if (!this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
     }
   }
 
   /** Applies §4.2–§4.4 to the server's frame 0: version first, then the event table (fatal on conflict), then features. */
-  #acceptHandshake(payload: Uint8Array): boolean {
-    let h;
-    try {
-      h = decodeHandshake(payload);
-    } catch (e) {
-      this.#protocolError(e);
-      return false;
-    }
+  #acceptHandshake(payload: Uint8Array): void {
+    const h = decodeHandshake(payload);
     if (h.v !== ProtocolVersion) {
-      this.#closeWith(SessionCode.WT_PROTOCOL_VERSION_MISMATCH, `protocol version ${ProtocolVersion} here and ${h.v} at the peer (§4.2)`);
-      return false;
+      throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `protocol version ${ProtocolVersion} here and ${h.v} at the peer (§4.2)`);
     }
-    try {
-      compareTables(this.#contract.table, h.events);
-    } catch (e) {
-      this.#protocolError(e);
-      return false;
-    }
+    compareTables(this.#contract.table, h.events);
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    if (this.#hsState !== 'pending') return false;
+    if (this.#hsState !== 'pending') return;
     this.#hsState = 'accepted';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
     this.#onChange();
-    return true;
   }
 
-  /** Handles one frame of the server's emit stream after the handshake; false when it closed the session. */
-  #dispatch(f: Frame): boolean {
-    switch (f.type) {
-      case FrameEmit:
-        return this.#receiveEmit(f);
-      case FrameJoin:
-      case FrameLeave: {
-        let room: string;
-        try {
-          room = parseRoom(f.payload);
-        } catch (e) {
-          this.#protocolError(e);
-          return false;
-        }
-        const had = this.#roomSet.has(room);
-        if (f.type === FrameJoin) this.#roomSet.add(room);
-        else this.#roomSet.delete(room);
-        if (had !== (f.type === FrameJoin)) this.#onChange();
-        return true;
+  /** Handles one frame of the server's emit stream after the handshake; throws the peer's fault. */
+  #dispatch(f: Frame): void {
+    const t = f.type;
+    if (t === FrameEmit) {
+      // The per-message rules of an EMIT (§5.3, §5.4): unknown id dropped and counted, codec differing from the slot a protocol error.
+      const ev = this.#contract.byId.get(f.eventId);
+      if (ev === undefined) this.#counters.unknownDropped++;
+      else {
+        if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
+        if (this.#accepts(ev, f.codec)) this.#deliver(ev, f.payload);
       }
-      case FrameDatagram:
-        if (this.mapping !== 'websocket') {
-          this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, 'DATAGRAM frame on the WebTransport mapping (§3.3)');
-          return false;
-        }
-        return this.#receiveDatagram(f.payload);
+    } else if (t === FrameJoin || t === FrameLeave) {
+      const room = parseRoom(f.payload);
+      if (this.#roomSet.has(room) !== (t === FrameJoin)) {
+        if (t === FrameJoin) this.#roomSet.add(room);
+        else this.#roomSet.delete(room);
+        this.#onChange();
+      }
+    } else if (t === FrameDatagram && this.mapping === 'websocket') {
+      this.#receiveDatagram(f.payload);
+    } else {
+      protocolFault(
+        t === FrameDatagram ? 'DATAGRAM frame on the WebTransport mapping (§3.3)' : `${frameTypeName(t)} frame on the emit stream (§5.2)`,
+      );
     }
-    this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `${frameTypeName(f.type)} frame on the emit stream (§5.2)`);
-    return false;
   }
 
-  /** The per-message rules of an EMIT (§5.3, §5.4): unknown id dropped and counted, codec differing from the slot a protocol error. */
-  #receiveEmit(f: Frame): boolean {
-    const ev = this.#contract.byId.get(f.eventId);
-    if (ev === undefined) {
-      this.#counters.unknownDropped++;
-      return true;
-    }
-    if (ev.shape !== 'emit' || ev.lane !== 'reliable') {
-      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
-      return false;
-    }
-    if (f.codec !== ev.payloadCodec) {
-      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, f.codec));
-      return false;
-    }
-    if (!ev.sentByServer) {
-      this.#counters.directionDropped++;
-      return true;
-    }
-    this.#deliver(ev, f.payload);
-    return true;
+  /** What an emit and a datagram of a known event share: the slot's codec (§5.3), then whether the server sends it (counted if not). */
+  #accepts(ev: CompiledEvent, codec: number): boolean {
+    if (codec !== ev.payloadCodec) protocolFault(codecMismatch(ev, false, codec));
+    if (!ev.sentByServer) this.#counters.directionDropped++;
+    return ev.sentByServer;
   }
 
   #deliver(ev: CompiledEvent, payload: Uint8Array): void {
@@ -631,55 +595,34 @@ export class Session {
   /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
-    for (;;) {
-      let b: Uint8Array | null;
-      try {
-        b = await receive();
-      } catch {
-        return;
+    try {
+      for (let b = await receive(); b !== null && !this.isEnded; b = await receive()) {
+        if (this.#hsState !== 'accepted') this.#counters.earlyDiscarded++;
+        else this.#receiveDatagram(b);
       }
-      if (b === null || this.isEnded) return;
-      if (this.#hsState !== 'accepted') {
-        this.#counters.earlyDiscarded++;
-        continue;
-      }
-      if (!this.#receiveDatagram(b)) return;
+    } catch (e) {
+      if (e instanceof TransportError && !this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
     }
   }
 
-  /** Applies §7.2 and §7.3 to one datagram, from the transport or a DATAGRAM frame; false when it closed the session. */
-  #receiveDatagram(b: Uint8Array): boolean {
+  /** Applies §7.2 and §7.3 to one datagram, from the transport or a DATAGRAM frame; throws the peer's fault. */
+  #receiveDatagram(b: Uint8Array): void {
     let d;
     try {
       d = parseDatagram(b);
     } catch {
       this.#counters.malformedDropped++;
-      return true;
+      return;
     }
-    if (d === undefined) return true; // shorter than the header: a probe or nothing (§7.2)
+    if (d === undefined) return; // shorter than the header: a probe or nothing (§7.2)
     const ev = this.#contract.byId.get(d.eventId);
-    if (ev === undefined) {
-      this.#counters.unknownDropped++;
-      return true;
+    if (ev === undefined) this.#counters.unknownDropped++;
+    else {
+      if (ev.lane !== 'unreliable') protocolFault(`a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
+      if (!this.#accepts(ev, d.codec)) return;
+      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, d.payload);
+      else this.#counters.staleReceived++;
     }
-    if (ev.lane !== 'unreliable') {
-      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, `a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
-      return false;
-    }
-    if (d.codec !== ev.payloadCodec) {
-      this.#closeWith(SessionCode.WT_PROTOCOL_ERROR, codecMismatch(ev, false, d.codec));
-      return false;
-    }
-    if (!ev.sentByServer) {
-      this.#counters.directionDropped++;
-      return true;
-    }
-    if (!this.#gate.accept(d.origin, d.eventId, d.seq)) {
-      this.#counters.staleReceived++;
-      return true;
-    }
-    this.#deliver(ev, d.payload);
-    return true;
   }
 
   // ---- calls ----------------------------------------------------------
@@ -991,6 +934,11 @@ function codecMismatch(ev: CompiledEvent, result: boolean, got: number): string 
 /** Whether an error is the transport saying the session is over. */
 function isSessionEnd(e: unknown): boolean {
   return e instanceof TransportError && e.code === 'WT_SESSION_CLOSED';
+}
+
+/** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
+function protocolFault(reason: string): never {
+  throw new TransportError('WT_PROTOCOL_ERROR', reason);
 }
 
 function messageOf(e: unknown): string {

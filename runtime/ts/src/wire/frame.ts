@@ -111,27 +111,21 @@ export interface Frame {
  * error or undefined.
  */
 function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
-  // The valid case allocates nothing: messages are built only for a fault.
-  if (
-    frameTypeKnown(t) &&
-    payloadLen <= maxPayloadOf(t) &&
-    reserved === 0 &&
-    codecKnown(c) &&
-    (c === CodecJson || !isControl(t)) &&
-    (eventId === 0) !== hasEventId(t)
-  ) {
-    return undefined;
-  }
-  const name = frameTypeName(t);
+  // The valid case allocates nothing: a message is built only for a fault.
+  if (!frameTypeKnown(t)) return new TransportError('WT_PROTOCOL_ERROR', `reserved frame ${frameTypeName(t)} (§5.2)`);
   const cap = maxPayloadOf(t);
-  const err = (code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string) => new TransportError(code, `${name} ${what}`);
-  if (!frameTypeKnown(t)) return new TransportError('WT_PROTOCOL_ERROR', `reserved frame ${name} (§5.2)`);
-  if (payloadLen > cap) return err('WT_PAYLOAD_TOO_LARGE', `payload of ${payloadLen} bytes exceeds the ${cap}-byte cap (§5.1)`);
-  if (reserved !== 0) return err('WT_PROTOCOL_ERROR', `frame with reserved bits 0x${reserved.toString(16).padStart(4, '0')} set (§5.1)`);
-  if (!codecKnown(c)) return err('WT_UNSUPPORTED_CODEC', `frame with reserved ${codecName(c)} (§5.3)`);
-  if (isControl(t) && c !== CodecJson) return err('WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
-  if (hasEventId(t)) return err('WT_PROTOCOL_ERROR', 'frame with event id 0 (§5.4)');
-  return err('WT_PROTOCOL_ERROR', `frame with event id ${eventId}; it must be 0 (§5.4)`);
+  if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload of ${payloadLen} bytes exceeds the ${cap}-byte cap (§5.1)`);
+  if (reserved !== 0) return headerError(t, 'WT_PROTOCOL_ERROR', `frame with reserved bits 0x${reserved.toString(16).padStart(4, '0')} set (§5.1)`);
+  if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `frame with reserved ${codecName(c)} (§5.3)`);
+  if (isControl(t) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
+  if ((eventId === 0) === hasEventId(t)) {
+    return headerError(t, 'WT_PROTOCOL_ERROR', eventId === 0 ? 'frame with event id 0 (§5.4)' : `frame with event id ${eventId}; it must be 0 (§5.4)`);
+  }
+  return undefined;
+}
+
+function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string): TransportError {
+  return new TransportError(code, `${frameTypeName(t)} ${what}`);
 }
 
 /**
