@@ -70,13 +70,13 @@ func TestSpec10_3_DevPageServesManifestAndWebSocketMapping(t *testing.T) {
 	}
 
 	ctx := testCtx(t)
-	wtc, err := Dial(ctx, l.URL(), contract, WithCertHashes(cert(t).SHA256))
+	wtc, err := Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.peer(t)
 	wsURL := "ws" + strings.TrimPrefix(p.URL(), "http") + "echo"
-	wsc, err := DialWebSocket(ctx, wsURL, contract)
+	wsc, err := DialWebSocket(ctx, wsURL, contract, DialOptions{})
 	if err != nil {
 		t.Fatalf("plain ws:// on the page's origin: %v", err)
 	}

@@ -97,9 +97,12 @@ func decodeMessage(d *typed.Decoder) (v Message) {
 	return v
 }
 
+// Where a participant's pointer is, as a fraction of the shared area.
 type Cursor struct {
 	X float64 `json:"x"`
 	Y float64 `json:"y"`
+	// the sender's name, as its messages' meta.from: the server relays it as sent
+	From *string `json:"from,omitempty"`
 }
 
 // Validate reports whether v can be sent, naming the field that cannot: [typed.Validate].
@@ -123,6 +126,10 @@ func encodeCursor(e *typed.Encoder, v Cursor) {
 	e.Float64(v.X)
 	f.Key(e, "y")
 	e.Float64(v.Y)
+	if v.From != nil {
+		f.Key(e, "from")
+		e.String(*v.From)
+	}
 	f.End(e)
 }
 
@@ -135,6 +142,8 @@ func decodeCursor(d *typed.Decoder) (v Cursor) {
 			v.X, seen[0] = d.Float64(), true
 		case "y":
 			v.Y, seen[1] = d.Float64(), true
+		case "from":
+			v.From = typed.Optional(d, (*typed.Decoder).String)
 		default:
 			d.Skip()
 		}

@@ -61,16 +61,23 @@ export function encodeMessage(value: Message): string {
   );
 }
 
+/** Where a participant's pointer is, as a fraction of the shared area. */
 export interface Cursor {
   x: number;
   y: number;
+  /** the sender's name, as its messages' meta.from: the server relays it as sent */
+  from?: string;
 }
 /** Reads type Cursor from a parsed JSON value (unknown keys skipped, null as absent for optional fields), or throws a tio.ValidationError naming the field. */
 export function decodeCursor(value: unknown): Cursor {
-  return tio.decodeRecord(value, (o) => ({
-    x: tio.field(o, 'x', tio.decodeFloat64),
-    y: tio.field(o, 'y', tio.decodeFloat64),
-  }));
+  return tio.decodeRecord(value, (o) => {
+    const v: Cursor = {
+      x: tio.field(o, 'x', tio.decodeFloat64),
+      y: tio.field(o, 'y', tio.decodeFloat64),
+    };
+    tio.optionalField(v, 'from', o, 'from', tio.decodeString);
+    return v;
+  });
 }
 /** Writes type Cursor as canonical JSON text (fields in declaration order, absent ones omitted), or throws a tio.ValidationError naming the field. */
 export function encodeCursor(value: Cursor): string {
@@ -78,6 +85,7 @@ export function encodeCursor(value: Cursor): string {
     tio.members(
       tio.member('x', v.x, tio.encodeFloat64),
       tio.member('y', v.y, tio.encodeFloat64),
+      tio.optionalMember('from', v.from, tio.encodeString),
     ),
   );
 }
