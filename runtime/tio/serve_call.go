@@ -236,6 +236,7 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
+				c.s.logPanic(c.ev, p)
 				err, found = wire.Errorf(wire.HandlerError, "the handler of '%s' panicked: %v", c.ev.Name, p), true
 			}
 		}()

@@ -3,6 +3,7 @@ package tio
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,10 @@ type ServerOptions struct {
 	// nothing. The listeners endpoint.Listen builds count their refusals
 	// on the same Metrics.
 	Metrics *metrics.Metrics
+	// Logger receives the engine's log lines, each of a session with its
+	// "session" attribute (Peer.ID); nil is slog.Default(). Query strings
+	// and payloads are never logged.
+	Logger *slog.Logger
 }
 
 // Server serves one contract: it runs a session per Conn (Serve), answers
@@ -100,6 +105,7 @@ type Server struct {
 	// requestBytes bounds the bytes all sessions' call requests hold.
 	requestBytes *byteBudget
 	metrics      serverMetrics
+	log          *slog.Logger
 
 	// encodes counts room broadcasts encoded, so a test can assert each
 	// was encoded exactly once whatever the room's size.
@@ -141,6 +147,7 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 		}
 		return nil, err
 	}
+	srv.log = newServerLog(opts.Logger)
 	srv.metrics = newServerMetrics(srv, opts.Metrics)
 	srv.unsub = srv.adapter.Subscribe(srv.remote)
 	srv.unevents = srv.adapter.Events(srv.adapterEvent)
@@ -236,6 +243,9 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 		return errFenced
 	}
 	srv.opts.Metrics.Started(metricsMapping(p.mapping))
+	p.session.log = srv.sessionLog(p)
+	began := p.clk.Now()
+	p.log.Debug("session started")
 	p.start()
 	<-p.ended
 	p.wg.Wait()
@@ -244,6 +254,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 		delete(srv.peers, p)
 		srv.mu.Unlock()
 	})
+	p.logEnd(began)
 	p.leaveAll()
 	if srv.opts.OnSessionEnd != nil {
 		srv.opts.OnSessionEnd(p, p.err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,8 @@ type session struct {
 	// ServerOptions.Metrics, counts limit hits (nil counts nothing).
 	traffic metrics.Traffic
 	metrics *metrics.Metrics
+	// log carries a server session's lines; nil on a client.
+	log *slog.Logger
 
 	wg sync.WaitGroup
 }
