@@ -4,6 +4,7 @@
 //
 //	go run ./examples/chat/server
 //	go run ./examples/chat/server -addr 127.0.0.1:4434 -nats nats://127.0.0.1:4222
+//	go run ./examples/chat/server -metrics 127.0.0.1:9090   # Prometheus at /metrics
 package main
 
 import (
@@ -11,16 +12,22 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/transport-io/tiogen/examples/chat"
 	"github.com/transport-io/tiogen/runtime/adapter"
 	"github.com/transport-io/tiogen/runtime/adapter/nats"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/tio"
 )
 
@@ -28,6 +35,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:4433", "UDP and TCP `address` to serve on (loopback: the certificate is for development)")
 	certDir := flag.String("cert-dir", "", "`directory` keeping the development certificate (default: the user cache directory)")
 	natsURL := flag.String("nats", "", "NATS server `URL`: run as one of several hosts sharing their rooms (default: a single host)")
+	metricsAddr := flag.String("metrics", "", "TCP `address` serving Prometheus metrics at /metrics (default: none)")
 	flag.Parse()
 
 	cert, err := devcert.Ensure(devcert.Options{Dir: *certDir})
@@ -50,6 +58,22 @@ func main() {
 		sopts.Adapter = bus
 		sopts.OnAdapterEvent = func(e adapter.Event) { log.Printf("adapter: %s %s %v", e.Kind, e.Room, e.Err) }
 		fmt.Printf("joined NATS as node %s, host ordinal %d\n", bus.NodeID(), bus.HostOrdinal())
+	}
+	if *metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		if sopts.Metrics, err = metrics.New(reg); err != nil {
+			log.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = ms.Serve(ln) }()
+		defer ms.Close()
+		fmt.Printf("metrics on http://%s/metrics\n", ln.Addr())
 	}
 	srv, err := chat.NewServer(rooms, sopts)
 	if err != nil {
