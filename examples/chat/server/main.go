@@ -12,15 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/transport-io/tiogen/examples/chat"
 	"github.com/transport-io/tiogen/runtime/adapter"
@@ -60,20 +55,13 @@ func main() {
 		fmt.Printf("joined NATS as node %s, host ordinal %d\n", bus.NodeID(), bus.HostOrdinal())
 	}
 	if *metricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		if sopts.Metrics, err = metrics.New(reg); err != nil {
-			log.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", *metricsAddr)
+		m, ms, at, err := metrics.Serve(*metricsAddr)
 		if err != nil {
 			log.Fatal(err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = ms.Serve(ln) }()
 		defer ms.Close()
-		fmt.Printf("metrics on http://%s/metrics\n", ln.Addr())
+		sopts.Metrics = m
+		fmt.Printf("metrics on http://%s/metrics\n", at)
 	}
 	srv, err := chat.NewServer(rooms, sopts)
 	if err != nil {
