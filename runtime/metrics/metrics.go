@@ -48,8 +48,6 @@ const (
 
 var mappingNames = [numMappings]string{"webtransport", "websocket"}
 
-func (m Mapping) String() string { return mappingNames[m] }
-
 // Drop is a cause for which a message is dropped rather than delivered or
 // sent, each one of a session's Stats counters.
 type Drop uint8

@@ -126,9 +126,6 @@ func (d *Door) Sessions() int {
 	return d.open
 }
 
-// MaxSessionsPerAddress is the door's effective bound per remote IP.
-func (d *Door) MaxSessionsPerAddress() int { return d.perAddr }
-
 // Admission is the door's answer to a request that just arrived.
 type Admission uint8
 
