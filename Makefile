@@ -6,7 +6,7 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-browser bench-peers fuzz
+.PHONY: soak churn test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-browser bench-peers fuzz
 
 test: deps fmt-check vet test-go test-runtime test-ts
 
@@ -79,6 +79,17 @@ bench-peers: cmd/tio-bench/socketio/node_modules/.package-lock.json
 # socket.io and socket.io-client, pinned for the bench only.
 cmd/tio-bench/socketio/node_modules/.package-lock.json: cmd/tio-bench/socketio/package-lock.json
 	npm ci --prefix cmd/tio-bench/socketio --no-audit --no-fund
+
+# The endurance runs on demand (make test runs 2 minutes of soak and a few
+# hundred churn cycles, under the race detector): 30 minutes of mixed load
+# with churn and hostile peers, and 10,000 connect/handshake/close cycles
+# per mapping, both without the race detector, which inflates memory.
+SOAK ?= 30m
+soak:
+	TIO_SOAK=$(SOAK) $(GO) test -count=1 -timeout 0 -run '^TestSoak' -v ./tests/soak
+
+churn:
+	TIO_CHURN=10000 $(GO) test -count=1 -timeout 0 -run '^TestChurn' -v ./tests/soak
 
 # Short fuzzing pass over every fuzz target (FUZZTIME=30s for longer).
 FUZZTIME ?= 10s

@@ -97,6 +97,9 @@ func startOurWT(opts tio.ServerOptions) (*ourWT, error) {
 		Addr: "127.0.0.1:0", Path: benchPath, Dev: c,
 		Handler:    func(conn transport.Conn, _ *transport.Request, data any) { _ = srv.Serve(conn, data) },
 		CloseGrace: 200 * time.Millisecond,
+		// Every bench session comes from 127.0.0.1.
+		MaxSessionsPerAddress:    transport.DefaultMaxSessions,
+		MaxConnectionsPerAddress: webtransport.DefaultMaxConnections,
 	})
 	if err != nil {
 		_ = srv.Close()
@@ -201,6 +204,8 @@ func startOurWS(opts tio.ServerOptions) (*ourWS, error) {
 		Path:        benchPath,
 		OnSession:   func(c transport.Conn, _ *transport.Request, data any) { _ = srv.Serve(c, data) },
 		MaxSessions: 100_000,
+		// Every bench session comes from 127.0.0.1.
+		MaxSessionsPerAddress: 100_000,
 	}
 	url, hs, err := serveHTTP(h)
 	if err != nil {

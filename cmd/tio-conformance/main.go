@@ -29,6 +29,7 @@ import (
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
 	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/metrics"
 )
 
 // shutdownGrace bounds how long a signalled server waits for its sessions.
@@ -53,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	keyFile := fs.String("key", "", "PEM private key (without --dev)")
 	wsOnly := fs.Bool("ws-only", false, "serve only the WebSocket mapping, over plain ws:// without a certificate (WebTransport needs one)")
 	token := fs.String("authorize-token", "", "require ?token=<value>; other peers are refused with reason '"+conformance.RefusalReason+"'")
+	metricsAddr := fs.String("metrics", "", "TCP `address` serving Prometheus metrics at /metrics (default: none)")
 	var bus natsFlags
 	bus.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -99,6 +101,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if *metricsAddr != "" {
+		m, ms, at, err := metrics.Serve(*metricsAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "tio-conformance: metrics: %v\n", err)
+			return 1
+		}
+		defer ms.Close()
+		cfg.Metrics = m
+		fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", at)
+	}
 	if cfg.Adapter, err = bus.adapter(ctx); err != nil {
 		fmt.Fprintf(stderr, "tio-conformance: %v\n", err)
 		return 1

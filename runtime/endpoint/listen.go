@@ -52,6 +52,14 @@ type Options struct {
 	// MaxSessions bounds the sessions open at once on each mapping; a
 	// request over it gets HTTP 503. 0 means transport.DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerAddress bounds the sessions one remote IP address holds
+	// at once on each mapping; a request over it gets HTTP 429. 0 means
+	// transport.DefaultMaxSessionsPerAddress.
+	MaxSessionsPerAddress int
+	// MaxConnectionsPerAddress bounds the QUIC connections of one remote IP
+	// address, with or without a session; 0 means
+	// webtransport.DefaultMaxConnectionsPerAddress.
+	MaxConnectionsPerAddress int
 
 	// CheckOrigin decides the Origin of a browser's WebTransport request;
 	// nil admits every origin (browsers send no ambient credentials with
@@ -124,6 +132,9 @@ func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 		MaxSessions:      opts.MaxSessions,
 		OriginPatterns:   opts.WebSocketOrigins,
 		Logger:           opts.Logger,
+
+		MaxSessionsPerAddress: opts.MaxSessionsPerAddress,
+		Metrics:               srv.Metrics(),
 	}
 	limits := srv.Options()
 	wt, err := webtransport.Listen(webtransport.Options{
@@ -143,6 +154,10 @@ func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 		CloseGrace:       opts.CloseGrace,
 		Clock:            opts.Clock,
 		Logger:           opts.Logger,
+
+		MaxSessionsPerAddress:    opts.MaxSessionsPerAddress,
+		MaxConnectionsPerAddress: opts.MaxConnectionsPerAddress,
+		Metrics:                  srv.Metrics(),
 	})
 	if err != nil {
 		return nil, err

@@ -118,7 +118,8 @@ func BenchmarkReceiveFrame(b *testing.B) {
 	defer srv.Close()
 	srv.HandleEmit(evPing, func(context.Context, *Peer, []byte) error { got++; return nil })
 	p := &Peer{srv: srv}
-	s := &session{role: roleServer, contract: testContract, owner: p}
+	s := &session{role: roleServer, contract: testContract, owner: p, ctx: context.Background()}
+	p.session = s
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -35,15 +36,18 @@ var errOverBudget = errors.New("over the request byte budget")
 type requestBudget struct {
 	session *byteBudget
 	server  *byteBudget // nil on a client
+	metrics *metrics.Metrics
 }
 
 func (b *requestBudget) Take(n int) error {
 	if !b.session.take(n) {
+		b.metrics.Hit(metrics.LimitRequestBytes)
 		return &wire.Error{Code: wire.PayloadTooLarge, Err: errOverBudget, Remedy: "Send fewer or smaller requests at once.",
 			Message: fmt.Sprintf("the call requests of this session would hold more than %d bytes (§5.1)", b.session.max)}
 	}
 	if b.server != nil && !b.server.take(n) {
 		b.session.give(n)
+		b.metrics.Hit(metrics.LimitRequestBytesTotal)
 		return &wire.Error{Code: wire.PayloadTooLarge, Err: errOverBudget, Remedy: "Retry later, or send smaller requests.",
 			Message: fmt.Sprintf("the call requests of all sessions would hold more than %d bytes (§5.1)", b.server.max)}
 	}

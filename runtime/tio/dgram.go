@@ -6,6 +6,7 @@ import (
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -121,7 +122,9 @@ func (d *datagramLane) sendLoop() {
 				break
 			}
 			// Loss is the lane's nature (§7.5); a send error is a loss.
-			_ = d.s.conn.SendDatagram(b)
+			if d.s.conn.SendDatagram(b) == nil {
+				d.s.traffic.Out(metrics.LaneDatagram, len(b))
+			}
 		}
 	}
 }
@@ -171,6 +174,9 @@ func (s *session) receiveDatagrams() {
 		b, err := s.conn.ReceiveDatagram(s.ctx)
 		if err != nil {
 			return
+		}
+		if len(b) > 0 { // an empty datagram is a probe (§7.2), not traffic
+			s.traffic.In(metrics.LaneDatagram, len(b))
 		}
 		select {
 		case <-s.hsDone:

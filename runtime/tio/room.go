@@ -226,6 +226,8 @@ var errFenced = Errorf(wire.SessionClosed, "this host lost its host ordinal leas
 //   - Disconnected, Reconnected: nothing to do; local delivery goes on and
 //     failed broadcasts already returned their error.
 func (srv *Server) adapterEvent(e adapter.Event) {
+	srv.opts.Metrics.AdapterEvent(e.Kind.String())
+	srv.logAdapterEvent(e)
 	switch e.Kind {
 	case adapter.Gap:
 		var lost []*Peer

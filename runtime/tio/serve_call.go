@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -35,6 +36,7 @@ func (s *session) acceptCalls() {
 		}
 		// Only this goroutine increments, so the check cannot be overtaken.
 		if int(s.activeCalls.Load()) >= s.opts.MaxCalls {
+			s.metrics.Hit(metrics.LimitMaxCalls)
 			st.Stop(wire.ResetTooManyStreams)
 			st.Reset(wire.ResetTooManyStreams)
 			continue
@@ -92,7 +94,7 @@ func (s *session) serveCall(st transport.Stream) {
 		if (wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge) || errors.Is(err, errOverBudget) {
 			// The framing is lost, or the rest is not wanted: answer, and
 			// read nothing more.
-			writeCallError(st, callErrorOf(err))
+			s.traffic.Out(metrics.LaneCall, writeCallError(st, callErrorOf(err)))
 			st.Stop(wire.ResetAborted)
 			return
 		}
@@ -106,7 +108,7 @@ func (s *session) serveCall(st transport.Stream) {
 	ev, fail := s.checkRequest(f)
 	if fail != nil {
 		release()
-		writeCallError(st, *fail)
+		s.traffic.Out(metrics.LaneCall, writeCallError(st, *fail))
 		drain(r)
 		return
 	}
@@ -121,7 +123,9 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	watched := make(chan struct{})
 	go c.watch(r, watched)
-	c.run(req)
+	began := s.clk.Now()
+	outcome := c.run(req)
+	s.callMetrics(ev).Done(outcome, s.clk.Now().Sub(began))
 	c.cancel(errCallAnswered)
 	// The stream ends once the initiator has finished its side too, which
 	// a conforming one does at once (FIN after a returns request, FIN or
@@ -143,7 +147,11 @@ func (s *session) readRequest(st transport.Stream, r *wire.Reader) (wire.Frame, 
 	})
 	f, err := r.Next()
 	deadline.Stop()
+	if err == nil {
+		s.traffic.In(metrics.LaneCall, frameLen(f))
+	}
 	if err != nil && late.Load() {
+		s.metrics.Hit(metrics.LimitRequestTimeout)
 		return f, wire.Errorf(wire.Aborted, "the call request did not arrive whole within %d ms; this side abandoned it", s.opts.RequestTimeout.Milliseconds())
 	}
 	return f, err
@@ -193,6 +201,7 @@ func (c *inboundCall) watch(r *wire.Reader, done chan<- struct{}) {
 			}
 			return
 		}
+		c.s.traffic.In(metrics.LaneCall, frameLen(f))
 		if f.Type != wire.FrameCallCredit || c.ev.Kind != Yields {
 			c.cancel(wire.Errorf(wire.ProtocolError, "%s frame from the initiator after CALL_REQUEST (§5.2)", f.Type))
 			return
@@ -219,14 +228,15 @@ func (c *inboundCall) awaitStop() {
 	}
 }
 
-// run calls the handler and writes its outcome.
-func (c *inboundCall) run(req []byte) {
+// run calls the handler, writes its outcome and reports which it was.
+func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 	var err error
 	var resp []byte
 	var found bool
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
+				c.s.logPanic(c.ev, p)
 				err, found = wire.Errorf(wire.HandlerError, "the handler of '%s' panicked: %v", c.ev.Name, p), true
 			}
 		}()
@@ -244,32 +254,37 @@ func (c *inboundCall) run(req []byte) {
 		// Cancelled by the initiator or ended with the session: nobody
 		// reads an outcome (§8, §6.6).
 		abandon(c.st)
-		return
+		return metrics.CallCancelled
 	}
 	switch {
 	case !found:
-		writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("this side has no handler for '%s'", c.ev.Name)})
+		c.s.traffic.Out(metrics.LaneCall, writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("this side has no handler for '%s'", c.ev.Name)}))
+		return metrics.CallError
 	case err != nil:
-		writeCallError(c.st, callErrorOf(err))
+		c.s.traffic.Out(metrics.LaneCall, writeCallError(c.st, callErrorOf(err)))
+		return metrics.CallError
 	case c.ev.Kind == Returns:
 		f := getFrame()
 		var ferr error
 		f.b, ferr = wire.AppendFrame(f.b[:0], wire.FrameCallResponse, c.ev.Result, 0, resp)
 		if ferr != nil {
 			f.release()
-			writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("the handler of '%s' returned a response that cannot be sent: %s", c.ev.Name, wire.CodeOf(ferr))})
-			return
+			c.s.traffic.Out(metrics.LaneCall, writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("the handler of '%s' returned a response that cannot be sent: %s", c.ev.Name, wire.CodeOf(ferr))}))
+			return metrics.CallError
 		}
 		_, werr := c.st.Write(f.b)
+		n := len(f.b)
 		f.release()
 		if werr != nil {
 			abandon(c.st)
-			return
+			return metrics.CallCancelled
 		}
+		c.s.traffic.Out(metrics.LaneCall, n)
 		_ = c.st.Close()
 	default:
 		_ = c.st.Close()
 	}
+	return metrics.CallOK
 }
 
 // send hands one element of a streaming call to its writer (§6.3),
@@ -296,6 +311,7 @@ func (c *inboundCall) send(elem []byte) error {
 	switch {
 	case held:
 		c.credit.Add(-1)
+		c.s.traffic.Out(metrics.LaneCall, wire.HeaderLen+len(elem))
 		return nil
 	case errors.Is(err, errHandlerReturned):
 		return &Error{Code: wire.Aborted, Message: fmt.Sprintf("send was called after the handler of '%s' returned", c.ev.Name), Remedy: "Call send only from the handler, before it returns.", Err: err}
@@ -313,8 +329,9 @@ func (c *inboundCall) cancelled() error {
 	return &Error{Code: wire.Aborted, Message: fmt.Sprintf("the caller of '%s' is gone: %v", c.ev.Name, context.Cause(c.ctx)), Remedy: wire.Aborted.Remedy(), Err: context.Cause(c.ctx)}
 }
 
-// writeCallError answers a call with CALL_ERROR and closes (§6.4).
-func writeCallError(st transport.Stream, ce wire.CallError) {
+// writeCallError answers a call with CALL_ERROR and closes (§6.4); it
+// reports the bytes written, 0 when the write failed.
+func writeCallError(st transport.Stream, ce wire.CallError) int {
 	payload := wire.AppendCallError(nil, ce)
 	b, err := wire.AppendFrame(nil, wire.FrameCallError, wire.CodecJSON, 0, payload)
 	if err != nil {
@@ -324,9 +341,10 @@ func writeCallError(st transport.Stream, ce wire.CallError) {
 	}
 	if _, err := st.Write(b); err != nil {
 		abandon(st)
-		return
+		return 0
 	}
 	_ = st.Close()
+	return len(b)
 }
 
 // drain reads what the initiator still sends on a call this side answered

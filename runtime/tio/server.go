@@ -3,6 +3,7 @@ package tio
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/transport-io/tiogen/runtime/adapter"
 	"github.com/transport-io/tiogen/runtime/adapter/memory"
 	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -60,6 +62,15 @@ type ServerOptions struct {
 	// all sessions hold together (each session's is MaxRequestBytes); 0
 	// means DefaultMaxRequestBytesTotal.
 	MaxRequestBytesTotal int
+	// Metrics, when set, counts this server's sessions, frames, drops,
+	// calls, limit hits and adapter events (runtime/metrics); nil counts
+	// nothing. The listeners endpoint.Listen builds count their refusals
+	// on the same Metrics.
+	Metrics *metrics.Metrics
+	// Logger receives the engine's log lines, each of a session with its
+	// "session" attribute (Peer.ID); nil is slog.Default(). Query strings
+	// and payloads are never logged.
+	Logger *slog.Logger
 }
 
 // Server serves one contract: it runs a session per Conn (Serve), answers
@@ -93,6 +104,8 @@ type Server struct {
 
 	// requestBytes bounds the bytes all sessions' call requests hold.
 	requestBytes *byteBudget
+	metrics      serverMetrics
+	log          *slog.Logger
 
 	// encodes counts room broadcasts encoded, so a test can assert each
 	// was encoded exactly once whatever the room's size.
@@ -134,6 +147,8 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 		}
 		return nil, err
 	}
+	srv.log = newServerLog(opts.Logger)
+	srv.metrics = newServerMetrics(srv, opts.Metrics)
 	srv.unsub = srv.adapter.Subscribe(srv.remote)
 	srv.unevents = srv.adapter.Events(srv.adapterEvent)
 	return srv, nil
@@ -209,6 +224,8 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	p.origin = origin
 	p.session = newSession(roleServer, conn, srv.contract, srv.opts.Options, srv.hsFrame, p, srv.origin, &srv.seq)
 	p.session.requests.server = srv.requestBytes
+	p.session.metrics = srv.opts.Metrics
+	p.session.requests.metrics = srv.opts.Metrics
 	srv.mu.Lock()
 	// fenced is read under the lock that Fenced's closing takes, so a
 	// session either sees it here or is among those closed.
@@ -225,14 +242,19 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 		_ = conn.Close(wire.CloseNoError, fencedReason)
 		return errFenced
 	}
-	defer func() {
-		srv.mu.Lock()
-		delete(srv.peers, p)
-		srv.mu.Unlock()
-	}()
+	srv.opts.Metrics.Started(metricsMapping(p.mapping))
+	p.session.log = srv.sessionLog(p)
+	began := p.clk.Now()
+	p.log.Debug("session started")
 	p.start()
 	<-p.ended
 	p.wg.Wait()
+	srv.opts.Metrics.Ended(metricsMapping(p.mapping), endCode(p.err), &p.traffic, p.drops(), func() {
+		srv.mu.Lock()
+		delete(srv.peers, p)
+		srv.mu.Unlock()
+	})
+	p.logEnd(began)
 	p.leaveAll()
 	if srv.opts.OnSessionEnd != nil {
 		srv.opts.OnSessionEnd(p, p.err)
@@ -260,6 +282,7 @@ func (srv *Server) Close() error {
 	}
 	srv.unsub()
 	srv.unevents()
+	srv.metrics.remove()
 	if srv.ownsAdpt {
 		return srv.adapter.Close()
 	}
@@ -306,8 +329,11 @@ func (p *Peer) deliver(ev *Event, payload []byte) error {
 		return nil
 	}
 	err := h(p.ctx, p, payload)
-	if err != nil && wire.CodeOf(err) != wire.ValidationFailed && p.srv.opts.OnHandlerError != nil {
-		p.srv.opts.OnHandlerError(p, ev.Name, err)
+	if err != nil && wire.CodeOf(err) != wire.ValidationFailed {
+		p.srv.opts.Metrics.HandlerError(ev.Name)
+		if p.srv.opts.OnHandlerError != nil {
+			p.srv.opts.OnHandlerError(p, ev.Name, err)
+		}
 	}
 	return err
 }

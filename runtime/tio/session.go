@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -77,6 +79,12 @@ type session struct {
 	requests requestBudget
 	stats    counters
 	dg       datagramLane
+	// traffic counts frames and bytes per lane; metrics, on a server with
+	// ServerOptions.Metrics, counts limit hits (nil counts nothing).
+	traffic metrics.Traffic
+	metrics *metrics.Metrics
+	// log carries a server session's lines; nil on a client.
+	log *slog.Logger
 
 	wg sync.WaitGroup
 }
@@ -211,6 +219,7 @@ func (s *session) handshakeExpired() {
 	}
 	s.hsMu.Unlock()
 	if expired {
+		s.metrics.Hit(metrics.LimitHandshakeTimeout)
 		s.closeWith(wire.CloseHandshakeTimeout, fmt.Sprintf("no handshake from the peer within %d ms (§4.1)", s.opts.HandshakeTimeout.Milliseconds()))
 	}
 }
@@ -456,6 +465,7 @@ func (s *session) enqueue(f *frame) error {
 		return nil
 	case pushFull:
 		f.release()
+		s.metrics.Hit(metrics.LimitEmitQueue)
 		s.closeWith(wire.ClosePeerTooSlow, fmt.Sprintf("emit queue exceeded %d frames and the peer did not read them within %d ms (§9)", EmitQueueFrames, s.opts.EmitStallTimeout.Milliseconds()))
 		return Errorf(wire.PeerTooSlow, "the emit queue held %d frames; the session was closed (§9)", EmitQueueFrames)
 	default:
@@ -484,6 +494,7 @@ func (s *session) writeLoop() {
 		s.writeFailed(err)
 		return
 	}
+	s.traffic.Out(metrics.LaneEmit, len(s.hsFrame))
 	for {
 		select {
 		case <-s.q.wake:
@@ -507,6 +518,7 @@ func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 	for {
 		w.batch = s.q.take(w.batch[:0])
 		for i, f := range w.batch {
+			s.traffic.Out(metrics.LaneEmit, len(f.b))
 			w.buf = append(w.buf, f.b...)
 			f.release()
 			w.batch[i] = nil
@@ -521,7 +533,9 @@ func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 		}
 		moved := 0
 		if s.mapping == transport.WebSocket {
+			before := len(w.buf)
 			w.buf, moved = s.dg.moveToLane(w.buf, DatagramLaneMark-len(w.batch))
+			s.traffic.OutMany(metrics.LaneDatagram, moved, len(w.buf)-before)
 		}
 		if len(w.batch) == 0 && moved == 0 {
 			return true
@@ -594,6 +608,7 @@ func (s *session) readLoop() {
 		s.readFailed(err)
 		return
 	}
+	s.traffic.In(metrics.LaneEmit, frameLen(f))
 	if f.Type != wire.FrameHandshake {
 		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("frame 0 of the emit stream is %s, not HANDSHAKE (§3.1)", f.Type))
 		return
@@ -607,6 +622,7 @@ func (s *session) readLoop() {
 			s.readFailed(err)
 			return
 		}
+		s.traffic.In(laneOf(f.Type), frameLen(f))
 		if !s.dispatch(f) {
 			return
 		}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -16,6 +19,11 @@ const (
 	// requests being decided and refused sessions still delivering their
 	// refusal included.
 	DefaultMaxSessions = 10000
+	// DefaultMaxSessionsPerAddress bounds the slots one remote IP address
+	// holds at once, requests being decided included: a tenth of the
+	// listener's, so one address cannot take the whole door, with room for
+	// many users behind one NAT.
+	DefaultMaxSessionsPerAddress = DefaultMaxSessions / 10
 	// DefaultAuthorizeTimeout bounds one authorize call; past it the
 	// session closes as AuthorizeFailedReason.
 	DefaultAuthorizeTimeout = 5 * time.Second
@@ -41,6 +49,12 @@ type DoorOptions struct {
 	// MaxSessions bounds sessions held at once; 0 means
 	// DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerAddress bounds the sessions one remote IP address holds
+	// at once; 0 means DefaultMaxSessionsPerAddress, capped at MaxSessions.
+	MaxSessionsPerAddress int
+	// Metrics counts refusals under Mapping; nil counts nothing.
+	Metrics *metrics.Metrics
+	Mapping metrics.Mapping
 	// Logger receives authorize failures; nil is slog.Default(). Query
 	// strings are never logged.
 	Logger *slog.Logger
@@ -57,12 +71,16 @@ type Door struct {
 	authorize AuthorizeFunc
 	timeout   time.Duration
 	max       int
+	perAddr   int
+	metrics   *metrics.Metrics
+	mapping   metrics.Mapping
 	log       *slog.Logger
 	handler   SessionHandler
 
 	mu           sync.Mutex
 	shuttingDown bool
-	open         int // slots taken, counted against max
+	open         int            // slots taken, counted against max
+	byAddr       map[string]int // slots taken per remote IP, counted against perAddr
 	live         map[Conn]struct{}
 	slots        sync.WaitGroup // one per slot, released once its session is
 }
@@ -73,15 +91,22 @@ func NewDoor(opts DoorOptions, handler SessionHandler) *Door {
 		authorize: opts.Authorize,
 		timeout:   opts.AuthorizeTimeout,
 		max:       opts.MaxSessions,
+		perAddr:   opts.MaxSessionsPerAddress,
+		metrics:   opts.Metrics,
+		mapping:   opts.Mapping,
 		log:       opts.Logger,
 		handler:   handler,
 		live:      make(map[Conn]struct{}),
+		byAddr:    make(map[string]int),
 	}
 	if d.timeout <= 0 {
 		d.timeout = DefaultAuthorizeTimeout
 	}
 	if d.max <= 0 {
 		d.max = DefaultMaxSessions
+	}
+	if d.perAddr <= 0 {
+		d.perAddr = min(DefaultMaxSessionsPerAddress, d.max)
 	}
 	if d.log == nil {
 		d.log = slog.Default()
@@ -101,26 +126,80 @@ func (d *Door) Sessions() int {
 	return d.open
 }
 
-// Enter takes a slot for a request that just arrived; false when the door
-// is full or shutting down (the listener answers HTTP 503). A slot taken is
-// given back by Serve, or by Leave when no session came of the request.
-func (d *Door) Enter() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.shuttingDown || d.open >= d.max {
-		return false
+// Admission is the door's answer to a request that just arrived.
+type Admission uint8
+
+const (
+	// Admitted: a slot is taken.
+	Admitted Admission = iota
+	// Full: the door holds MaxSessions (HTTP 503).
+	Full
+	// AddressFull: the request's IP address holds MaxSessionsPerAddress
+	// (HTTP 429).
+	AddressFull
+	// ShuttingDown: the door admits nobody any more (HTTP 503).
+	ShuttingDown
+)
+
+// Answer writes the HTTP answer of a refused admission, with Retry-After:
+// the refusal passes once sessions end.
+func (a Admission) Answer(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	switch a {
+	case AddressFull:
+		http.Error(w, "session limit of this address reached", http.StatusTooManyRequests)
+	case ShuttingDown:
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+	default:
+		http.Error(w, "session limit reached", http.StatusServiceUnavailable)
 	}
-	d.open++
-	d.slots.Add(1)
-	return true
 }
 
-// Leave gives back the slot of a request that produced no session.
-func (d *Door) Leave() {
+// Enter takes a slot for a request from remote (host:port) that just
+// arrived, or says why not; the listener answers a refusal with
+// Admission.Answer. A slot taken is given back by Serve, or by Leave when
+// no session came of the request.
+func (d *Door) Enter(remote string) Admission {
+	ip := AddressOf(remote)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.shuttingDown:
+		d.metrics.Refused(d.mapping, metrics.RefusedShuttingDown)
+		return ShuttingDown
+	case d.open >= d.max:
+		d.metrics.Refused(d.mapping, metrics.RefusedMaxSessions)
+		return Full
+	case d.byAddr[ip] >= d.perAddr:
+		d.metrics.Refused(d.mapping, metrics.RefusedMaxSessionsPerAddress)
+		return AddressFull
+	}
+	d.open++
+	d.byAddr[ip]++
+	d.slots.Add(1)
+	return Admitted
+}
+
+// Leave gives back the slot Enter took for remote, of a request that
+// produced no session.
+func (d *Door) Leave(remote string) {
+	ip := AddressOf(remote)
 	d.mu.Lock()
 	d.open--
+	if d.byAddr[ip]--; d.byAddr[ip] <= 0 {
+		delete(d.byAddr, ip)
+	}
 	d.mu.Unlock()
 	d.slots.Done()
+}
+
+// AddressOf is the IP address of a host:port, the key of the per-address
+// bounds; remote itself when it has no port.
+func AddressOf(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
 }
 
 // Decide runs Authorize within AuthorizeTimeout, before the session is
@@ -141,7 +220,7 @@ func (d *Door) Decide(ctx context.Context, req *Request) (data any, err error) {
 // with ShutdownReason, and an accepted one runs the handler, after which c
 // is closed WT_NO_ERROR if the handler left it open.
 func (d *Door) Serve(c Conn, req *Request, data any, authErr error) {
-	defer d.Leave()
+	defer d.Leave(req.RemoteAddr)
 	defer func() { <-c.Released() }()
 	if !d.track(c) {
 		_ = c.Close(wire.CloseNoError, ShutdownReason)
@@ -156,8 +235,10 @@ func (d *Door) Serve(c Conn, req *Request, data any, authErr error) {
 			reason = DefaultRefusalReason
 		}
 		// §4: WT_UNAUTHORIZED with the application's reason, before frame 0.
+		d.metrics.Refused(d.mapping, metrics.RefusedUnauthorized)
 		_ = c.Close(wire.CloseUnauthorized, reason)
 	case authErr != nil:
+		d.metrics.Refused(d.mapping, metrics.RefusedAuthorizeFailed)
 		d.log.Warn(c.Mapping().String()+": authorize failed", "path", req.Path, "remote", req.RemoteAddr,
 			"err", wire.Errorf(wire.NoError, "authorize: %w", authErr).Error())
 		_ = c.Close(wire.CloseNoError, AuthorizeFailedReason)

@@ -36,14 +36,14 @@ func TestSpec4_DoorDecides(t *testing.T) {
 		{errors.New("backend down"), transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.AuthorizeFailedReason}},
 		{nil, transport.CloseInfo{Code: wire.CloseNoError}},
 	} {
-		if !d.Enter() {
+		if d.Enter("192.0.2.1:1") != transport.Admitted {
 			t.Fatal("Enter refused a free door")
 		}
-		if d.Enter() {
+		if d.Enter("192.0.2.1:1") == transport.Admitted {
 			t.Fatal("Enter admitted past MaxSessions")
 		}
 		client, server, _ := loopback.Pair(loopback.Options{})
-		d.Serve(server, &transport.Request{Path: "/x"}, "data", tc.authErr)
+		d.Serve(server, &transport.Request{Path: "/x", RemoteAddr: "192.0.2.1:1"}, "data", tc.authErr)
 		if got := waitReleased(t, server); got != tc.want {
 			t.Fatalf("after %v: %+v, want %+v", tc.authErr, got, tc.want)
 		}
@@ -81,11 +81,11 @@ func TestDoorShutdown(t *testing.T) {
 		<-c.Done()
 	})
 	_, server, _ := loopback.Pair(loopback.Options{})
-	if !d.Enter() {
+	if d.Enter("192.0.2.1:1") != transport.Admitted {
 		t.Fatal("Enter refused")
 	}
 	served := make(chan struct{})
-	go func() { d.Serve(server, &transport.Request{}, nil, nil); close(served) }()
+	go func() { d.Serve(server, &transport.Request{RemoteAddr: "192.0.2.1:1"}, nil, nil); close(served) }()
 	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -96,7 +96,7 @@ func TestDoorShutdown(t *testing.T) {
 	if got := server.CloseInfo(); got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.ShutdownReason}) {
 		t.Fatalf("%+v, want the shutdown close", got)
 	}
-	if d.Enter() {
+	if d.Enter("192.0.2.1:1") == transport.Admitted {
 		t.Fatal("Enter admitted after Shutdown")
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/transport-io/tiogen/runtime/adapter"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/transport/websocket"
@@ -60,6 +61,9 @@ type Config struct {
 	WebSocket websocket.Options
 	// Logger receives operational events; nil is slog.Default().
 	Logger *slog.Logger
+	// Metrics, when set, counts the engine's and both listeners' series
+	// (runtime/metrics).
+	Metrics *metrics.Metrics
 	// Adapter connects this host to the others serving the same rooms
 	// (§7.3); nil is a single host. The caller closes it after Shutdown.
 	Adapter adapter.Adapter
@@ -111,6 +115,8 @@ func Listen(cfg Config) (*Listener, error) {
 	engine, err := newEngine(tio.ServerOptions{
 		Options: tio.Options{HandshakeTimeout: cfg.HandshakeTimeout},
 		Adapter: cfg.Adapter,
+		Metrics: cfg.Metrics,
+		Logger:  log,
 		OnAdapterEvent: func(e adapter.Event) {
 			log.Warn("adapter", "event", e.Kind.String(), "room", e.Room, "node", e.Node, "err", e.Err)
 		},
@@ -169,6 +175,7 @@ func (l *Listener) listenPlain(cfg Config) error {
 		Options:        cfg.WebSocket,
 		OriginPatterns: anyOrigin,
 		Logger:         cfg.Logger,
+		Metrics:        cfg.Metrics,
 	}
 	logger := cfg.Logger
 	if logger == nil {

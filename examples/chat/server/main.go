@@ -5,6 +5,7 @@
 //
 //	go run ./examples/chat/server
 //	go run ./examples/chat/server -addr 127.0.0.1:4434 -http 127.0.0.1:8081 -nats nats://127.0.0.1:4222
+//	go run ./examples/chat/server -metrics 127.0.0.1:9090   # Prometheus at /metrics
 //
 // The page's server relays what a page cannot reach on the HTTPS side,
 // whose development certificate a browser trusts for WebTransport only:
@@ -28,6 +29,7 @@ import (
 	"github.com/transport-io/tiogen/runtime/adapter/nats"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/tio"
 )
 
@@ -36,6 +38,7 @@ func main() {
 	pageAddr := flag.String("http", "127.0.0.1:8080", "`address` to serve the web client on, over plain HTTP (loopback)")
 	certDir := flag.String("cert-dir", "", "`directory` keeping the development certificate (default: the user cache directory)")
 	natsURL := flag.String("nats", "", "NATS server `URL`: run as one of several hosts sharing their rooms (default: a single host)")
+	metricsAddr := flag.String("metrics", "", "TCP `address` serving Prometheus metrics at /metrics (default: none)")
 	flag.Parse()
 
 	cert, err := devcert.Ensure(devcert.Options{Dir: *certDir})
@@ -58,6 +61,15 @@ func main() {
 		sopts.Adapter = bus
 		sopts.OnAdapterEvent = func(e adapter.Event) { log.Printf("adapter: %s %s %v", e.Kind, e.Room, e.Err) }
 		fmt.Printf("joined NATS as node %s, host ordinal %d\n", bus.NodeID(), bus.HostOrdinal())
+	}
+	if *metricsAddr != "" {
+		m, ms, at, err := metrics.Serve(*metricsAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer ms.Close()
+		sopts.Metrics = m
+		fmt.Printf("metrics on http://%s/metrics\n", at)
 	}
 	srv, err := chat.NewServer(rooms, sopts)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	cws "github.com/coder/websocket"
 
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 )
 
@@ -43,6 +44,12 @@ type Handler struct {
 	// MaxSessions bounds sessions held at once; a request over it gets
 	// HTTP 503 before the upgrade. 0 means transport.DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerAddress bounds the sessions one remote IP address
+	// holds at once; a request over it gets HTTP 429 before the upgrade. 0
+	// means transport.DefaultMaxSessionsPerAddress.
+	MaxSessionsPerAddress int
+	// Metrics counts refusals; nil counts nothing.
+	Metrics *metrics.Metrics
 	// Logger receives authorize failures; nil is slog.Default(). Query
 	// strings are never logged.
 	Logger *slog.Logger
@@ -66,7 +73,8 @@ type Handler struct {
 // theDoor is the door built from the Handler's fields at first use.
 func (h *Handler) theDoor() *transport.Door {
 	h.doorOnce.Do(func() {
-		opts := transport.DoorOptions{Authorize: h.Authorize, AuthorizeTimeout: h.AuthorizeTimeout, MaxSessions: h.MaxSessions, Logger: h.Logger}
+		opts := transport.DoorOptions{Authorize: h.Authorize, AuthorizeTimeout: h.AuthorizeTimeout, MaxSessions: h.MaxSessions,
+			MaxSessionsPerAddress: h.MaxSessionsPerAddress, Metrics: h.Metrics, Mapping: metrics.WebSocket, Logger: h.Logger}
 		h.door = transport.NewDoor(opts, func(c transport.Conn, req *transport.Request, data any) {
 			h.OnSession(c, req, data)
 		})
@@ -90,9 +98,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	door := h.theDoor()
-	if !door.Enter() {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "session limit reached or shutting down", http.StatusServiceUnavailable)
+	if a := door.Enter(r.RemoteAddr); a != transport.Admitted {
+		a.Answer(w)
 		return
 	}
 	hj := &hijackRecorder{ResponseWriter: w}
@@ -101,7 +108,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: h.InsecureSkipOriginCheck,
 	})
 	if err != nil {
-		door.Leave()
+		door.Leave(r.RemoteAddr)
 		return // Accept answered the request with the error's status
 	}
 	req := &transport.Request{Path: r.URL.Path, Query: r.URL.Query(), RemoteAddr: r.RemoteAddr, Header: r.Header}

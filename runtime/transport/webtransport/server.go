@@ -23,6 +23,7 @@ import (
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -80,6 +81,10 @@ type Options struct {
 	// MaxSessions bounds sessions open at once; a request over it gets
 	// HTTP 503. Default transport.DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerAddress bounds the sessions one remote IP address holds
+	// at once; a request over it gets HTTP 429. Default
+	// transport.DefaultMaxSessionsPerAddress.
+	MaxSessionsPerAddress int
 	// MaxCalls is the per-session call cap the engine enforces; default
 	// DefaultMaxCalls. QUIC admits twice as many bidirectional streams so
 	// the engine sees the excess and resets it with code 9.
@@ -96,6 +101,14 @@ type Options struct {
 	// a session; the next is closed H3_EXCESSIVE_LOAD. Default
 	// DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnectionsPerAddress bounds the QUIC connections one remote IP
+	// address holds at once, with or without a session (half-open and
+	// refused peers included); the next is closed H3_EXCESSIVE_LOAD.
+	// Default DefaultMaxConnectionsPerAddress.
+	MaxConnectionsPerAddress int
+	// Metrics counts refusals and the connections the limits close; nil
+	// counts nothing.
+	Metrics *metrics.Metrics
 	// RequestTimeout is how long a QUIC connection may go without a whole
 	// HTTP/3 request before it is closed; default DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -191,16 +204,20 @@ func Listen(opts Options) (*Server, error) {
 		clock: clock.Or(opts.Clock),
 		log:   opts.Logger,
 	}
-	s.conns = newQUICConns(s.clock, orInt(opts.MaxConnections, DefaultMaxConnections), orDuration(opts.RequestTimeout, DefaultRequestTimeout))
+	s.conns = newQUICConns(s.clock, orInt(opts.MaxConnections, DefaultMaxConnections), orInt(opts.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress),
+		orDuration(opts.RequestTimeout, DefaultRequestTimeout), opts.Metrics)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.log = slog.New(transport.QuietQueries(s.log.Handler()))
 	s.door = transport.NewDoor(transport.DoorOptions{
-		Authorize:        opts.Authorize,
-		AuthorizeTimeout: opts.AuthorizeTimeout,
-		MaxSessions:      opts.MaxSessions,
-		Logger:           s.log,
+		Authorize:             opts.Authorize,
+		AuthorizeTimeout:      opts.AuthorizeTimeout,
+		MaxSessions:           opts.MaxSessions,
+		MaxSessionsPerAddress: opts.MaxSessionsPerAddress,
+		Metrics:               opts.Metrics,
+		Mapping:               metrics.WebTransport,
+		Logger:                s.log,
 	}, opts.Handler)
 	s.limits = Limits{
 		MaxSessions:      s.door.MaxSessions(),
@@ -313,8 +330,8 @@ func (s *Server) acceptQUIC() {
 		if err != nil {
 			return
 		}
-		if !s.conns.admit(qc) {
-			s.serving.Go(func() { s.conns.refuse(qc) })
+		if why := s.conns.admit(qc); why != "" {
+			s.serving.Go(func() { s.conns.refuse(qc, why) })
 			continue
 		}
 		s.serving.Go(func() {
@@ -335,9 +352,8 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !s.door.Enter() {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "session limit reached or shutting down", http.StatusServiceUnavailable)
+	if a := s.door.Enter(r.RemoteAddr); a != transport.Admitted {
+		a.Answer(w)
 		return
 	}
 	req := &transport.Request{Path: r.URL.Path, Query: r.URL.Query(), RemoteAddr: r.RemoteAddr, Header: r.Header}
@@ -346,7 +362,7 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 	cw := &connectWriter{ResponseWriter: w}
 	sess, err := s.wts.Upgrade(cw, r)
 	if err != nil {
-		s.door.Leave()
+		s.door.Leave(r.RemoteAddr)
 		if cw.str == nil { // nothing was sent yet: answer the request
 			status := http.StatusBadRequest
 			if !s.wts.CheckOrigin(r) {

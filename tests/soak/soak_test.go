@@ -1,0 +1,350 @@
+// Package soak runs the server under a mixed, churning load with a few
+// hostile peers over both mappings on 127.0.0.1, and checks that memory
+// stays bounded and every goroutine ends. TIO_SOAK sets the duration (2m
+// by default, as make test runs it; make soak runs 30m).
+package soak
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/transport-io/tiogen/internal/leakcheck"
+	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/endpoint"
+	"github.com/transport-io/tiogen/runtime/tio"
+	"github.com/transport-io/tiogen/runtime/transport"
+	"github.com/transport-io/tiogen/runtime/transport/websocket"
+	"github.com/transport-io/tiogen/runtime/transport/webtransport"
+	"github.com/transport-io/tiogen/runtime/wire"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m, 10*time.Second) }
+
+var contract = tio.MustContract("soak",
+	tio.Event{Name: "echo", Lane: wire.Reliable, Kind: tio.Returns, Payload: wire.CodecBytes, Result: wire.CodecBytes},
+	tio.Event{Name: "count", Lane: wire.Reliable, Kind: tio.Yields, Payload: wire.CodecBytes, Result: wire.CodecBytes},
+	tio.Event{Name: "say", Lane: wire.Reliable, From: tio.FromClient, Kind: tio.Emit, Payload: wire.CodecBytes},
+	tio.Event{Name: "said", Lane: wire.Reliable, From: tio.FromServer, Kind: tio.Emit, Payload: wire.CodecBytes},
+	tio.Event{Name: "pos", Lane: wire.Unreliable, Kind: tio.Emit, Payload: wire.CodecBytes, Fallback: tio.Newest},
+)
+
+var (
+	evEcho  = wire.EventID("echo")
+	evCount = wire.EventID("count")
+	evSay   = wire.EventID("say")
+	evSaid  = wire.EventID("said")
+	evPos   = wire.EventID("pos")
+)
+
+// sample is one reading of the process.
+type sample struct {
+	at         time.Duration
+	heap       uint64 // live heap after a GC
+	rss        uint64
+	goroutines int
+}
+
+func read(began time.Time) sample {
+	// Two collections: the first moves sync.Pool contents (the engine's
+	// 64 KiB write buffers among them) to the pools' victim caches, where
+	// they are still live; the second frees them.
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return sample{at: time.Since(began), heap: ms.HeapAlloc, rss: rss(), goroutines: runtime.NumGoroutine()}
+}
+
+// rss is the resident set from /proc/self/statm; 0 where there is none.
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+// slope is the least-squares slope of y over x, per hour.
+func slope(ss []sample, y func(sample) float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range ss {
+		x := s.at.Hours()
+		n++
+		sx += x
+		sy += y(s)
+		sxx += x * x
+		sxy += x * y(s)
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+}
+
+// The soak: sessions on both mappings emit into a shared room (every
+// member receives every broadcast), make returns and yields calls, send
+// datagrams, and reconnect every few seconds; hostile peers send garbage
+// or stop reading. After a warm-up, the live heap after GC must not grow
+// by more than 2 MB per hour of slope plus a fixed noise allowance, and
+// the goroutines must stay bounded during and return to the baseline
+// after. Every session but the hostile ones must end WT_NO_ERROR.
+func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
+	duration := 2 * time.Minute
+	if d, err := time.ParseDuration(os.Getenv("TIO_SOAK")); err == nil && d > 0 {
+		duration = d
+	}
+	leakcheck.Check(t, 10*time.Second)
+	cert, err := devcert.Mint(time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler) // the hostile peers' ends are logged at Info
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Logger: quiet, OnSession: func(p *tio.Peer) { _ = p.Join("all") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
+	srv.HandleStream(evCount, func(_ context.Context, _ *tio.Peer, req []byte, send func([]byte) error) error {
+		for range 20 {
+			if err := send(req); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	srv.HandleEmit(evSay, func(ctx context.Context, p *tio.Peer, b []byte) error { return p.Broadcast(ctx, "all", evSaid, b) })
+	srv.HandleEmit(evPos, func(ctx context.Context, p *tio.Peer, b []byte) error {
+		return p.BroadcastDatagram(ctx, "all", evPos, b)
+	})
+	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/soak", Dev: cert, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := endpoint.DialOptions{CertHashes: [][32]byte{cert.SHA256}}
+	began := time.Now()
+	ctx, stop := context.WithTimeout(context.Background(), duration)
+	defer stop()
+
+	var ops, failures, hostile atomic.Int64
+	var firstFailure atomic.Value
+	fail := func(err error) {
+		if failures.Add(1) == 1 {
+			firstFailure.Store(err)
+		}
+	}
+	var wg sync.WaitGroup
+	const workers = 24
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for ctx.Err() == nil {
+				if err := session(ctx, r, w%2 == 0, l, pin, &ops); err != nil && ctx.Err() == nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	// Hostile peers, one every second: garbage on the emit stream, or a
+	// peer in the room that never reads.
+	wg.Go(func() {
+		tlsConf := webtransport.PinnedTLSConfig([][32]byte{cert.SHA256}, nil)
+		for i := 0; ctx.Err() == nil; i++ {
+			if err := hostilePeer(ctx, l.WebSocketURL(), tlsConf, i%2 == 0); err != nil && ctx.Err() == nil {
+				fail(fmt.Errorf("hostile peer: %w", err))
+				return
+			}
+			hostile.Add(1)
+		}
+	})
+
+	baseline := read(began)
+	var samples []sample
+	tick := time.NewTicker(min(duration/24, time.Minute))
+	for done := false; !done; {
+		select {
+		case <-tick.C:
+			s := read(began)
+			samples = append(samples, s)
+			t.Logf("%6.0fs heap %6.1f MB rss %6.1f MB goroutines %5d ops %d hostile %d", s.at.Seconds(), float64(s.heap)/1e6, float64(s.rss)/1e6, s.goroutines, ops.Load(), hostile.Load())
+		case <-ctx.Done():
+			done = true
+		}
+	}
+	tick.Stop()
+	wg.Wait()
+	if n := failures.Load(); n > 0 {
+		t.Fatalf("%d failures, the first: %v", n, firstFailure.Load())
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.Shutdown(shut); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ops.Load() == 0 || hostile.Load() == 0 {
+		t.Fatalf("no load ran: %d operations, %d hostile peers", ops.Load(), hostile.Load())
+	}
+
+	after := read(began)
+
+	// The first quarter is warm-up (pools, buffers, the scheduler's own).
+	steady := samples[len(samples)/4:]
+	heapSlope := slope(steady, func(s sample) float64 { return float64(s.heap) })
+	rssSlope := slope(steady, func(s sample) float64 { return float64(s.rss) })
+	maxG := 0
+	for _, s := range samples {
+		maxG = max(maxG, s.goroutines)
+	}
+	t.Logf("after warm-up: heap slope %.1f MB/hour, RSS slope %.1f MB/hour, goroutines at most %d (baseline %d, after %d); heap before %.1f MB, after %.1f MB; %d operations, %d hostile peers",
+		heapSlope/1e6, rssSlope/1e6, maxG, baseline.goroutines, after.goroutines, float64(baseline.heap)/1e6, float64(after.heap)/1e6, ops.Load(), hostile.Load())
+	// What is allowed to stay: 2 MB per hour, plus 4 MB of noise (a
+	// GC'd heap under load still holds the buffers in flight).
+	allowed := 2e6*duration.Hours() + 4e6
+	// The live heap under load, as the median of a window (robust to the
+	// buffers in flight at one sample): the last quarter against the
+	// second.
+	early, late := median(steady[:len(steady)/3]), median(steady[len(steady)*2/3:])
+	if grew := float64(late) - float64(early); grew > allowed {
+		t.Errorf("the live heap under load grew %.1f MB (median %.1f to %.1f MB), more than %.1f MB", grew/1e6, float64(early)/1e6, float64(late)/1e6, allowed/1e6)
+	}
+	// Once every session ended, what the churned sessions left behind.
+	if grew := float64(after.heap) - float64(baseline.heap); grew > allowed {
+		t.Errorf("after every session ended the heap is %.1f MB above its start, more than %.1f MB", grew/1e6, allowed/1e6)
+	}
+	// A slope means something over a long run only (make soak).
+	if duration >= 20*time.Minute && rssSlope > 2e6 {
+		t.Errorf("RSS slope %.1f MB/hour after warm-up, want under 2 MB/hour", rssSlope/1e6)
+	}
+	if limit := baseline.goroutines + workers*40; maxG > limit {
+		t.Errorf("%d goroutines at a sample, more than %d for %d sessions", maxG, limit, workers)
+	}
+}
+
+// median is the median live heap of ss.
+func median(ss []sample) uint64 {
+	hs := make([]uint64, len(ss))
+	for i, s := range ss {
+		hs[i] = s.heap
+	}
+	slices.Sort(hs)
+	return hs[len(hs)/2]
+}
+
+// session runs one client session for a few seconds of mixed load, then
+// closes it WT_NO_ERROR and checks that it ended so.
+func session(ctx context.Context, r *rand.Rand, overWT bool, l *endpoint.Listener, pin endpoint.DialOptions, ops *atomic.Int64) error {
+	var c *tio.Client
+	var err error
+	if overWT {
+		c, err = endpoint.Dial(ctx, l.URL(), contract, pin)
+	} else {
+		c, err = endpoint.DialWebSocket(ctx, l.WebSocketURL(), contract, pin)
+	}
+	if err != nil {
+		return err
+	}
+	c.On(evSaid, func([]byte) error { return nil })
+	c.On(evPos, func([]byte) error { return nil })
+	life := time.Duration(2000+r.IntN(4000)) * time.Millisecond
+	until := time.Now().Add(life)
+	payload := make([]byte, 64+r.IntN(512))
+	for i := 0; time.Now().Before(until) && ctx.Err() == nil; i++ {
+		if err := c.Emit(evSay, payload); err != nil {
+			return fmt.Errorf("emit: %w", err)
+		}
+		if err := c.SendDatagram(evPos, payload[:32]); err != nil {
+			return fmt.Errorf("datagram: %w", err)
+		}
+		if overWT {
+			if _, err := c.Call(ctx, evEcho, payload); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("call: %w", err)
+			}
+			if i%5 == 0 {
+				for _, err := range c.Stream(ctx, evCount, payload[:8]) {
+					if err != nil && ctx.Err() == nil {
+						return fmt.Errorf("stream: %w", err)
+					}
+				}
+			}
+		}
+		ops.Add(1)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := c.Close(tio.NoError, "churn"); err != nil {
+		return err
+	}
+	var end *tio.SessionEnd
+	if err := c.Wait(); !errors.As(err, &end) || !end.Normal() {
+		if end != nil && end.ByPeer && end.Reason == transport.ShutdownReason {
+			return nil
+		}
+		return fmt.Errorf("a well-behaved session ended %v", err)
+	}
+	return nil
+}
+
+// hostilePeer opens a WebSocket session and either sends a garbage frame
+// after its handshake, which the server must close WT_PROTOCOL_ERROR, or
+// sends nothing at all, which the server must close WT_HANDSHAKE_TIMEOUT
+// (§4.1); it waits for the close.
+func hostilePeer(ctx context.Context, url string, tlsConf *tls.Config, garbage bool) error {
+	conn, err := websocket.Dial(ctx, url, websocket.DialOptions{TLSConfig: tlsConf})
+	if err != nil {
+		return err
+	}
+	want := wire.CloseHandshakeTimeout
+	if garbage {
+		want = wire.CloseProtocolError
+		st, err := conn.OpenEmit(ctx)
+		if err != nil {
+			return err
+		}
+		hs, _ := wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0,
+			wire.AppendHandshake(nil, wire.Handshake{V: wire.ProtocolVersion, Events: contract.Table()}))
+		junk := make([]byte, 64)
+		for i := range junk {
+			junk[i] = byte(rand.IntN(256))
+		}
+		junk[4] = 0x7f // a frame type no version defines
+		_, _ = st.Write(append(hs, junk...))
+	}
+	// The peer reads, as an engine does: the mapping hears the server's
+	// close only through reads.
+	if rs, err := conn.AcceptEmit(ctx); err == nil {
+		go func() { _, _ = io.Copy(io.Discard, rs) }()
+	}
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		_ = conn.Close(wire.CloseNoError, "")
+		<-conn.Released()
+		return nil
+	}
+	<-conn.Released()
+	if info := conn.CloseInfo(); info.Code != want || !info.Remote {
+		if info.Remote && info.Reason == transport.ShutdownReason {
+			return nil
+		}
+		return fmt.Errorf("closed %+v, want code %d from the server", info, want)
+	}
+	return nil
+}
