@@ -11,9 +11,9 @@ import type { Connector, Contract } from '../../../runtime/ts/src/index.js';
 import { connectDev } from '../../../runtime/ts/src/dev.js';
 import { connectWebSocket } from '../../../runtime/ts/src/websocket.js';
 import { withFallback } from '../../../runtime/ts/src/fallback.js';
-import { contractOf, declared } from './contract.js';
+import { conformanceContract } from '../../../runtime/ts/test/node-go/conformance.tio.js';
 
-let contract: Contract;
+const contract: Contract = conformanceContract;
 
 function failure(e: unknown) {
   return e instanceof TransportError ? { code: e.code, message: e.message, remedy: e.remedy } : { code: '', message: String(e), remedy: '' };
@@ -86,6 +86,5 @@ declare global {
   }
 }
 
-contract = await contractOf(declared);
 window.tio = scenarios as unknown as Window['tio'];
 window.tioReady = true;
