@@ -64,6 +64,10 @@ type inboundCall struct {
 	sendMu   sync.Mutex
 	// out coalesces a streaming call's elements into few Writes.
 	out *responseWriter
+	// unwatch, when set, cancels the AfterStopped registration of a call
+	// nothing else reads; run calls it before writing the outcome, whose
+	// FIN would otherwise fire it (quic-go ends the stream's context on it).
+	unwatch func() bool
 }
 
 // release gives the call's slot back, once the outcome is decided: before
@@ -138,9 +142,8 @@ func (s *session) serveCall(st transport.Stream) {
 		c.out = newResponseWriter(st, c.ctx, c.cancel)
 	}
 	if ev.Kind == Returns && r.Ended() {
-		stop := st.AfterStopped(func() { c.cancel(errCallerStopped) })
+		c.unwatch = st.AfterStopped(func() { c.cancel(errCallerStopped) })
 		c.run(req)
-		stop()
 		c.cancel(errCallAnswered)
 		return
 	}
@@ -260,6 +263,9 @@ func (c *inboundCall) run(req []byte) {
 			found, err = c.s.owner.serveYields(c.ctx, c.ev, req, c.send)
 		}
 	}()
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	c.release()
 	if c.out != nil {
 		c.out.finish() // the elements go before the outcome
