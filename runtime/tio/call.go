@@ -31,9 +31,9 @@ func (s *session) call(ctx context.Context, event uint32, req []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { abandon(st) })
-	defer stop()
-	r := wire.NewReader(st)
+	defer abandonOnCancel(ctx, st)()
+	r := wire.AcquireReader(st)
+	defer r.Recycle()
 	var resp []byte
 	got := false
 	for {
@@ -85,9 +85,9 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 			yield(nil, err)
 			return
 		}
-		stop := context.AfterFunc(ctx, func() { abandon(st) })
-		defer stop()
-		r := wire.NewReader(st)
+		defer abandonOnCancel(ctx, st)()
+		r := wire.AcquireReader(st)
+		defer r.Recycle()
 		consumed := 0
 		for {
 			f, err := r.Next()
@@ -135,6 +135,15 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 			}
 		}
 	}
+}
+
+// abandonOnCancel abandons st once ctx ends, until the returned function
+// is called; a context that never ends costs nothing.
+func abandonOnCancel(ctx context.Context, st transport.Stream) (stop func() bool) {
+	if ctx.Done() == nil {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(ctx, func() { abandon(st) })
 }
 
 // openCall opens a call stream and writes the request; fin finishes the

@@ -26,6 +26,12 @@ type datagramLane struct {
 	gate    *datagram.Gate
 	probeMu sync.Mutex
 	probe   clock.Timer
+	// sending says the sender goroutine runs; it starts with the first
+	// datagram, so an idle session pays no goroutine for the lane. shut,
+	// set by shutdown while the session's watcher still counts in s.wg,
+	// keeps a late first datagram from starting one after that (both under
+	// probeMu).
+	sending, shut bool
 	// origin and seq stamp what this side sends as itself.
 	origin uint32
 	seq    *datagram.Sequencer
@@ -41,15 +47,14 @@ func newDatagramLane(s *session, origin uint32, seq *datagram.Sequencer) datagra
 	}
 }
 
-// start runs the lane's sender and probe (WebTransport only: on the
-// WebSocket mapping the emit writer drains the ring).
+// start runs the lane's probe (WebTransport only: on the WebSocket mapping
+// the emit writer drains the ring); the sender starts with the first
+// datagram (startSender).
 func (d *datagramLane) start() {
 	s := d.s
 	if s.mapping != transport.WebTransport {
 		return
 	}
-	s.wg.Add(1)
-	go d.sendLoop()
 	if s.role == roleServer {
 		d.probeMu.Lock()
 		d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
@@ -68,8 +73,25 @@ func (d *datagramLane) sendProbe() {
 	d.probeMu.Unlock()
 }
 
+// startSender runs sendLoop once, on the first datagram queued over
+// WebTransport, unless the lane is shut down.
+func (d *datagramLane) startSender() {
+	if d.s.mapping != transport.WebTransport {
+		return
+	}
+	d.probeMu.Lock()
+	defer d.probeMu.Unlock()
+	if d.sending || d.shut {
+		return
+	}
+	d.sending = true
+	d.s.wg.Add(1)
+	go d.sendLoop()
+}
+
 func (d *datagramLane) shutdown() {
 	d.probeMu.Lock()
+	d.shut = true
 	if d.probe != nil {
 		d.probe.Stop()
 	}
@@ -162,6 +184,7 @@ func (s *session) queueDatagram(b []byte) error {
 	if s.isEnded() {
 		return s.closedError()
 	}
+	s.dg.startSender()
 	s.dg.ring.Push(b)
 	return nil
 }

@@ -54,8 +54,10 @@ type inboundCall struct {
 	ev     *Event
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// release gives the call's slot back, once the outcome is decided.
-	release func()
+	// released is set once the call's slot is given back (release).
+	released atomic.Bool
+	// late is set once the request missed RequestTimeout.
+	late atomic.Bool
 	// credit is what the responder may still send (§6.6); creditIn wakes a
 	// sender waiting at zero. sendMu makes send safe to call from several
 	// goroutines: one element, one whole frame, one credit each.
@@ -64,20 +66,31 @@ type inboundCall struct {
 	sendMu   sync.Mutex
 	// out coalesces a streaming call's elements into few Writes.
 	out *responseWriter
+	// unwatch, when set, cancels the AfterStopped registration of a call
+	// nothing else reads; run calls it before writing the outcome, whose
+	// FIN would otherwise fire it (quic-go ends the stream's context on it).
+	unwatch func() bool
 }
 
+// release gives the call's slot back, once the outcome is decided: before
+// it is written, so an initiator that waits for its answer before its next
+// call can never find this side still counting the previous one (§10.1).
+func (c *inboundCall) release() {
+	if c.released.CompareAndSwap(false, true) {
+		c.s.activeCalls.Add(-1)
+	}
+}
+
+// serveCall answers one call in the goroutine acceptCalls started for it.
+// A returns request that arrived with the initiator's FIN, which a
+// conforming initiator sends with it, leaves nothing to read: the stream's
+// AfterStopped is then all that can cancel the call (§8), and no second
+// goroutine watches it. Otherwise watch reads the initiator's side while
+// the handler runs.
 func (s *session) serveCall(st transport.Stream) {
 	defer s.wg.Done()
-	// The slot is given back before the outcome is written: an initiator
-	// that waits for its answer before its next call can never find this
-	// side still counting the previous one (§10.1).
-	var released atomic.Bool
-	release := func() {
-		if released.CompareAndSwap(false, true) {
-			s.activeCalls.Add(-1)
-		}
-	}
-	defer release()
+	c := &inboundCall{s: s, st: st}
+	defer c.release()
 	// A call may arrive before this side has read the peer's handshake,
 	// which travels on another stream: it waits for it, bounded by the
 	// handshake deadline, rather than failing a well-behaved peer.
@@ -85,12 +98,20 @@ func (s *session) serveCall(st transport.Stream) {
 		abandon(st)
 		return
 	}
-	r := wire.NewReader(st)
+	r := wire.AcquireReader(st)
 	r.Limit(&s.requests)
-	defer r.Release()
-	f, err := s.readRequest(st, r)
+	// Recycled last: after watch, the only other user of r, has returned.
+	watching := false
+	var watched chan struct{}
+	defer func() {
+		if watching {
+			<-watched
+		}
+		r.Recycle()
+	}()
+	f, err := c.readRequest(r)
 	if err != nil {
-		release()
+		c.release()
 		if (wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge) || errors.Is(err, errOverBudget) {
 			// The framing is lost, or the rest is not wanted: answer, and
 			// read nothing more.
@@ -107,7 +128,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	ev, fail := s.checkRequest(f)
 	if fail != nil {
-		release()
+		c.release()
 		s.traffic.Out(metrics.LaneCall, writeCallError(st, *fail))
 		drain(r)
 		return
@@ -115,23 +136,28 @@ func (s *session) serveCall(st transport.Stream) {
 	// The request stays charged to the budget until its handler returned.
 	req, charged := r.Keep(f.Payload)
 	defer s.requests.Give(charged)
-	c := &inboundCall{s: s, st: st, ev: ev, release: release, creditIn: make(chan struct{}, 1)}
+	c.ev = ev
 	c.credit.Store(InitialCredit)
 	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
 	if ev.Kind == Yields {
+		c.creditIn = make(chan struct{}, 1)
 		c.out = newResponseWriter(st, c.ctx, c.cancel)
 	}
-	watched := make(chan struct{})
-	go c.watch(r, watched)
 	began := s.clk.Now()
-	outcome := c.run(req)
-	s.callMetrics(ev).Done(outcome, s.clk.Now().Sub(began))
-	c.cancel(errCallAnswered)
+	if ev.Kind == Returns && r.Ended() {
+		c.unwatch = st.AfterStopped(func() { c.cancel(errCallerStopped) })
+		s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
+		c.cancel(errCallAnswered)
+		return
+	}
 	// The stream ends once the initiator has finished its side too, which
 	// a conforming one does at once (FIN after a returns request, FIN or
 	// reset once a stream ends). One that never does holds a stream of the
 	// transport's, bounded by its stream limit, until the session ends.
-	<-watched
+	watching, watched = true, make(chan struct{})
+	go c.watch(r, watched)
+	s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
+	c.cancel(errCallAnswered)
 }
 
 // readRequest reads a call stream's first frame within RequestTimeout: a
@@ -139,22 +165,24 @@ func (s *session) serveCall(st transport.Stream) {
 // Past the deadline the stream is stopped and the error is WT_ABORTED,
 // which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
 // the work).
-func (s *session) readRequest(st transport.Stream, r *wire.Reader) (wire.Frame, error) {
-	var late atomic.Bool
-	deadline := s.clk.AfterFunc(s.opts.RequestTimeout, func() {
-		late.Store(true)
-		st.Stop(wire.ResetAborted)
-	})
+func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
+	deadline := c.s.clk.AfterFunc(c.s.opts.RequestTimeout, c.requestLate)
 	f, err := r.Next()
 	deadline.Stop()
 	if err == nil {
-		s.traffic.In(metrics.LaneCall, frameLen(f))
+		c.s.traffic.In(metrics.LaneCall, frameLen(f))
 	}
-	if err != nil && late.Load() {
-		s.metrics.Hit(metrics.LimitRequestTimeout)
-		return f, wire.Errorf(wire.Aborted, "the call request did not arrive whole within %d ms; this side abandoned it", s.opts.RequestTimeout.Milliseconds())
+	if err != nil && c.late.Load() {
+		c.s.metrics.Hit(metrics.LimitRequestTimeout)
+		return f, wire.Errorf(wire.Aborted, "the call request did not arrive whole within %d ms; this side abandoned it", c.s.opts.RequestTimeout.Milliseconds())
 	}
 	return f, err
+}
+
+// requestLate stops a call stream whose request missed RequestTimeout.
+func (c *inboundCall) requestLate() {
+	c.late.Store(true)
+	c.st.Stop(wire.ResetAborted)
 }
 
 // checkRequest applies the per-message rules to a CALL_REQUEST (§5.2–§5.4);
@@ -221,11 +249,9 @@ func (c *inboundCall) watch(r *wire.Reader, done chan<- struct{}) {
 // and the transport's Stopped lets the responder abandon the work before it
 // writes.
 func (c *inboundCall) awaitStop() {
-	select {
-	case <-c.st.Stopped():
-		c.cancel(errCallerStopped)
-	case <-c.ctx.Done():
-	}
+	stop := c.st.AfterStopped(func() { c.cancel(errCallerStopped) })
+	defer stop()
+	<-c.ctx.Done()
 }
 
 // run calls the handler, writes its outcome and reports which it was.
@@ -246,6 +272,9 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 			found, err = c.s.owner.serveYields(c.ctx, c.ev, req, c.send)
 		}
 	}()
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	c.release()
 	if c.out != nil {
 		c.out.finish() // the elements go before the outcome

@@ -177,7 +177,8 @@ func (srv *Server) mustEvent(id uint32, kind Kind) *Event {
 }
 
 // HandleEmit registers the handler of an emit or datagram event the client
-// sends. It panics for an event the server cannot receive.
+// sends. It panics for an event the server cannot receive. The payload is
+// the engine's read buffer: valid until the handler returns.
 func (srv *Server) HandleEmit(event uint32, h EmitHandler) {
 	srv.mustEvent(event, Emit)
 	srv.hmu.Lock()
@@ -185,7 +186,8 @@ func (srv *Server) HandleEmit(event uint32, h EmitHandler) {
 	srv.hmu.Unlock()
 }
 
-// HandleCall registers the handler of a returns event.
+// HandleCall registers the handler of a returns event. The request is the
+// handler's own: it may keep it past its return.
 func (srv *Server) HandleCall(event uint32, h CallHandler) {
 	srv.mustEvent(event, Returns)
 	srv.hmu.Lock()
@@ -193,7 +195,8 @@ func (srv *Server) HandleCall(event uint32, h CallHandler) {
 	srv.hmu.Unlock()
 }
 
-// HandleStream registers the handler of a yields event.
+// HandleStream registers the handler of a yields event. The request is the
+// handler's own, as for HandleCall.
 func (srv *Server) HandleStream(event uint32, h StreamHandler) {
 	srv.mustEvent(event, Yields)
 	srv.hmu.Lock()

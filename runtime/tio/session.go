@@ -593,6 +593,11 @@ func (s *session) writeFailed(err error) {
 	s.closeWith(wire.CloseProtocolError, "emit stream write failed: "+err.Error())
 }
 
+// emitReadAhead bounds the emit stream's read-ahead buffer: at full speed
+// one Read per 64 KiB, as a raw reader's buffer, while an idle session
+// holds the reader's initial 4 KiB (wire.Reader.ReadAhead).
+const emitReadAhead = 64 << 10
+
 // readLoop reads the peer's emit stream: the handshake first (§3.1, §4),
 // then every frame in order. A fault here closes the session (§5.5).
 func (s *session) readLoop() {
@@ -602,6 +607,7 @@ func (s *session) readLoop() {
 		return // the session ended; a peer that never opens it meets the deadline
 	}
 	r := wire.NewReader(rs)
+	r.ReadAhead(emitReadAhead)
 	r.Only(wire.EmitStreamTypes, "the emit stream")
 	f, err := r.Next()
 	if err != nil {

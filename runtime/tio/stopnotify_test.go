@@ -20,7 +20,7 @@ import (
 type stopLink struct {
 	mu       sync.Mutex
 	opening  sync.Mutex
-	pending  []chan struct{}
+	pending  []stopSignal
 	accepted chan *notifyingStream
 }
 
@@ -38,7 +38,8 @@ func newStopPair() (client, server transport.Conn, l *stopLink) {
 func (c *stopConn) OpenCall(ctx context.Context) (transport.Stream, error) {
 	c.link.opening.Lock()
 	defer c.link.opening.Unlock()
-	stopped := make(chan struct{})
+	ended, stop := context.WithCancel(context.Background())
+	stopped := stopSignal{ended, stop}
 	st, err := c.Conn.OpenCall(ctx)
 	if err != nil {
 		return nil, err
@@ -67,23 +68,29 @@ func (c *stopConn) AcceptCall(ctx context.Context) (transport.Stream, error) {
 	return ns, nil
 }
 
+// stopSignal is one stream's stop, from the initiator's Stop to the
+// responder's AfterStopped.
+type stopSignal struct {
+	ended context.Context
+	stop  context.CancelFunc
+}
+
 // stoppingStream is the initiator's end: Stop tells the responder's end.
 type stoppingStream struct {
 	transport.Stream
-	once    sync.Once
-	stopped chan struct{}
+	stopped stopSignal
 }
 
 func (s *stoppingStream) Stop(code uint8) {
 	s.Stream.Stop(code)
-	s.once.Do(func() { close(s.stopped) })
+	s.stopped.stop()
 }
 
 // notifyingStream is the responder's end; eof closes once its reader has
 // seen the initiator's FIN.
 type notifyingStream struct {
 	transport.Stream
-	stopped chan struct{}
+	stopped stopSignal
 	eofOnce sync.Once
 	eof     chan struct{}
 }
@@ -96,7 +103,9 @@ func (s *notifyingStream) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *notifyingStream) Stopped() <-chan struct{} { return s.stopped }
+func (s *notifyingStream) AfterStopped(f func()) (stop func() bool) {
+	return context.AfterFunc(s.stopped.ended, f)
+}
 
 func TestSpec8_ReturnsResponderAbandonsOnStopSending(t *testing.T) {
 	ts := newTestServer(t, ServerOptions{})

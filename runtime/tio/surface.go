@@ -43,7 +43,8 @@ func (c *Client) WaitEmit(ctx context.Context) error { return c.waitEmit(ctx) }
 // and returns an *Error with code WT_ABORTED wrapping ctx's error. A
 // CALL_ERROR comes back as an *Error with the responder's code and message
 // (§6.4). On the WebSocket mapping it fails at once with
-// WT_LANE_UNAVAILABLE, and the session stays up (§3.3).
+// WT_LANE_UNAVAILABLE, and the session stays up (§3.3). The response is
+// the caller's own.
 func (c *Client) Call(ctx context.Context, event uint32, req []byte) ([]byte, error) {
 	return c.call(ctx, event, req)
 }

@@ -133,13 +133,16 @@ type ReceiveStream interface {
 type Stream interface {
 	SendStream
 	ReceiveStream
-	// Stopped is closed once the peer stopped reading the stream
-	// (STOP_SENDING with any code), or this side finished or reset its send
-	// side. It is how a responder learns that the initiator of a returns
-	// call cancelled it after its FIN, when nothing is left to read (§8:
-	// the initiator resets its send side and stops reading; the responder
-	// SHOULD abandon the work).
-	Stopped() <-chan struct{}
+	// AfterStopped arranges for f to run, once and in a goroutine of its
+	// own, when the peer stopped reading the stream (STOP_SENDING with any
+	// code), or this side finished or reset its send side; at once if that
+	// already happened. stop cancels it and reports whether it stopped f
+	// from running (context.AfterFunc's contract). No goroutine waits in
+	// the meantime, so a call pays for none. It is how a responder learns
+	// that the initiator of a returns call cancelled it after its FIN, when
+	// nothing is left to read (§8: the initiator resets its send side and
+	// stops reading; the responder SHOULD abandon the work).
+	AfterStopped(f func()) (stop func() bool)
 }
 
 // StreamError reports that a stream was reset or stopped with a one-byte code

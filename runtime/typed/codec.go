@@ -75,8 +75,21 @@ type Raw struct{}
 // Append implements Codec.
 func (Raw) Append(dst []byte, v []byte) ([]byte, error) { return append(dst, v...), nil }
 
-// Parse implements Codec with a copy, so the value outlives the frame.
+// Parse implements Codec with a copy, so the value outlives the frame: an
+// emit's payload is the engine's read buffer, reused for the next frame.
+// Where the engine already handed the payload over (a call's request and
+// its response), the helpers of this package take it without a copy
+// (parseOwned).
 func (Raw) Parse(b []byte) ([]byte, error) { return bytes.Clone(b), nil }
+
+// parseOwned parses a payload that is the caller's to keep: a bytes() value
+// is then the payload itself, with no copy; anything else is c.Parse.
+func parseOwned[T any](c Codec[T], b []byte) (T, error) {
+	if _, ok := any(c).(Raw); ok {
+		return any(b).(T), nil
+	}
+	return c.Parse(b)
+}
 
 // Marshal is v as it travels in the JSON codec: int64 and uint64 as
 // decimal strings, bytes as base64 (see the package doc). The MarshalJSON

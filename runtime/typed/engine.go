@@ -74,7 +74,8 @@ func Call[Req, Resp any](ctx context.Context, c *tio.Client, event uint32, reqCo
 		if err != nil {
 			return err
 		}
-		resp, err = respCodec.Parse(raw)
+		// The response is the caller's (tio.Client.Call returns a copy).
+		resp, err = parseOwned(respCodec, raw)
 		return err
 	})
 	return resp, err
@@ -131,7 +132,8 @@ func HandleEmit[T any](srv *tio.Server, event uint32, codec Codec[T], fn func(co
 // field (§6.4), and so is a response fn returns that cannot be sent.
 func HandleCall[Req, Resp any](srv *tio.Server, event uint32, reqCodec Codec[Req], respCodec Codec[Resp], fn func(context.Context, *tio.Peer, Req) (Resp, error)) {
 	srv.HandleCall(event, func(ctx context.Context, p *tio.Peer, raw []byte) ([]byte, error) {
-		req, err := reqCodec.Parse(raw)
+		// The request is the handler's to keep (tio.Server.HandleCall).
+		req, err := parseOwned(reqCodec, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +152,8 @@ func HandleCall[Req, Resp any](srv *tio.Server, event uint32, reqCodec Codec[Req
 // cancelled or the session ended, and fn should then return.
 func HandleStream[Req, Elem any](srv *tio.Server, event uint32, reqCodec Codec[Req], elemCodec Codec[Elem], fn func(context.Context, *tio.Peer, Req, func(Elem) error) error) {
 	srv.HandleStream(event, func(ctx context.Context, p *tio.Peer, raw []byte, send func([]byte) error) error {
-		req, err := reqCodec.Parse(raw)
+		// The request is the handler's to keep (tio.Server.HandleStream).
+		req, err := parseOwned(reqCodec, raw)
 		if err != nil {
 			return err
 		}

@@ -51,13 +51,20 @@ func BenchmarkAppendFrame(b *testing.B) {
 }
 
 func BenchmarkReaderNext(b *testing.B) {
-	for _, size := range []int{64, 1024} {
-		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
-			frame, _ := AppendFrame(nil, FrameEmit, CodecJSON, 7, bytes.Repeat([]byte("x"), size))
+	for _, c := range []struct {
+		size, ahead int
+	}{{64, 0}, {1024, 0}, {64, 64 << 10}, {1024, 64 << 10}} {
+		name := fmt.Sprintf("%dB", c.size)
+		if c.ahead > 0 {
+			name += fmt.Sprintf("/readahead%dK", c.ahead>>10)
+		}
+		b.Run(name, func(b *testing.B) {
+			frame, _ := AppendFrame(nil, FrameEmit, CodecJSON, 7, bytes.Repeat([]byte("x"), c.size))
 			// 256 frames back to back, replayed: the reader sees one long stream.
 			stream := bytes.Repeat(frame, 256)
 			src := &repeater{frame: stream}
 			r := NewReader(src)
+			r.ReadAhead(c.ahead)
 			b.SetBytes(int64(len(frame)))
 			b.ReportAllocs()
 			frames := 0

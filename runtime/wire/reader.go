@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"sync"
 )
 
 // Buffer policy of Reader.
@@ -39,6 +40,12 @@ type Reader struct {
 	r          io.Reader
 	ahead      []byte // read-ahead buffer; unread bytes are ahead[start:end]
 	start, end int
+	// maxAhead, when above readAhead, lets ahead grow to it (ReadAhead);
+	// filled says the last Read filled all the room it was given, and
+	// shortReads counts Reads in a row that would have fit readAhead.
+	maxAhead   int
+	filled     bool
+	shortReads int
 	readErr    error  // an error the stream returned along with data, not yet reported
 	big        []byte // payloads larger than the read-ahead buffer
 	small      int    // frames in a row that fit in retainCap while big is larger
@@ -116,6 +123,50 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: r}
 }
 
+// readers holds Readers given back by Recycle with their read-ahead
+// buffers, so a stream that lives for one call (§3.2) costs neither a
+// Reader nor a readAhead-byte buffer.
+var readers = sync.Pool{New: func() any { return new(Reader) }}
+
+// AcquireReader is NewReader from a pool: the caller gives it back with
+// Recycle once done with the stream.
+func AcquireReader(r io.Reader) *Reader {
+	rd := readers.Get().(*Reader)
+	rd.r = r
+	return rd
+}
+
+// Recycle gives r back to the pool of AcquireReader: it releases the
+// large-payload buffer (Release) and keeps the read-ahead buffer. Neither
+// r nor a Frame.Payload it returned may be used afterwards; a payload
+// handed over by Keep stays the caller's.
+func (r *Reader) Recycle() {
+	r.Release()
+	ahead := r.ahead
+	*r = Reader{}
+	if cap(ahead) == readAhead {
+		r.ahead = ahead[:readAhead]
+	}
+	readers.Put(r)
+}
+
+// Ended reports that the stream ended cleanly right after the frames Next
+// returned: its end of stream was read along with them (as QUIC
+// implementations return it with a stream's last bytes) and nothing is
+// buffered, so the next Next would return io.EOF without reading.
+func (r *Reader) Ended() bool {
+	return r.err == nil && r.start == r.end && r.readErr == io.EOF
+}
+
+// ReadAhead lets the read-ahead buffer grow up to max bytes for a stream
+// that carries more than it holds: it doubles whenever a Read filled all
+// the room it had, and goes back to readAhead bytes after shrinkAfter
+// Reads in a row that would have fit that. A long-lived stream at full
+// speed then costs one Read per max bytes, as a raw reader with a buffer
+// of that size, while an idle one holds readAhead bytes. Payloads larger
+// than readAhead still go through the large-payload buffer.
+func (r *Reader) ReadAhead(max int) { r.maxAhead = max }
+
 // Only makes a type outside valid a protocol error on its header, before
 // its payload is buffered, naming stream ("the emit stream"): a type
 // invalid on the stream must not make the reader hold up to its cap first
@@ -147,7 +198,9 @@ func (r *Reader) Next() (Frame, error) {
 	f, err := r.next()
 	if err != nil {
 		r.err = err
-		r.ahead = nil
+		if err != io.EOF {
+			r.ahead = nil // kept at a clean end, for Recycle
+		}
 		r.Release()
 	}
 	return f, err
@@ -202,7 +255,12 @@ func (r *Reader) fill(n int) error {
 	if r.ahead == nil {
 		r.ahead = make([]byte, readAhead)
 	}
-	if r.start+n > len(r.ahead) {
+	if size := r.nextSize(); size != len(r.ahead) {
+		// n ≤ readAhead ≤ size, and fewer than n bytes are unread.
+		ahead := make([]byte, size)
+		r.end = copy(ahead, r.ahead[r.start:r.end])
+		r.start, r.ahead = 0, ahead
+	} else if r.start+n > len(r.ahead) {
 		r.end = copy(r.ahead, r.ahead[r.start:r.end])
 		r.start = 0
 	}
@@ -212,9 +270,16 @@ func (r *Reader) fill(n int) error {
 			r.readErr = nil
 			return err
 		}
+		room := len(r.ahead) - r.end
 		k, err := r.r.Read(r.ahead[r.end:])
 		r.end += k
 		r.readErr = err
+		r.filled = k == room
+		if k <= readAhead {
+			r.shortReads++
+		} else {
+			r.shortReads = 0
+		}
 		if k == 0 && err == nil {
 			if empty++; empty >= maxEmptyReads {
 				return io.ErrNoProgress
@@ -222,6 +287,22 @@ func (r *Reader) fill(n int) error {
 		}
 	}
 	return nil
+}
+
+// nextSize is the size the read-ahead buffer should have for the next Read
+// (see ReadAhead).
+func (r *Reader) nextSize() int {
+	size := len(r.ahead)
+	switch {
+	case r.maxAhead <= readAhead:
+	case r.filled && size < r.maxAhead:
+		r.filled, r.shortReads = false, 0
+		return min(2*size, r.maxAhead)
+	case r.shortReads >= shrinkAfter && size > readAhead:
+		r.shortReads = 0
+		return readAhead
+	}
+	return size
 }
 
 // readPayload returns the next n bytes of the stream, from the read-ahead
@@ -246,17 +327,22 @@ func (r *Reader) readPayload(n int) ([]byte, error) {
 		return p, nil
 	}
 	buf := r.big[:0]
-	if cap(buf) < n && cap(buf) < r.end-r.start {
+	// The read-ahead buffer may hold this payload's first bytes and, when
+	// it grew past readAhead, the frames after it.
+	arrived := min(n, r.end-r.start)
+	if cap(buf) < n && cap(buf) < arrived {
 		// Too small even for what has arrived: replace it now.
-		size := min(max(readAhead, r.end-r.start), n)
+		size := min(max(readAhead, arrived), n)
 		if err := r.reserve(size); err != nil {
 			return nil, err
 		}
 		r.unreserve(cap(buf))
 		buf, r.big = make([]byte, 0, size), nil
 	}
-	buf = append(buf, r.ahead[r.start:r.end]...)
-	r.start, r.end = 0, 0
+	buf = append(buf, r.ahead[r.start:r.start+arrived]...)
+	if r.start += arrived; r.start == r.end {
+		r.start, r.end = 0, 0
+	}
 	if len(buf) < n && r.readErr != nil {
 		err := r.readErr
 		r.readErr = nil

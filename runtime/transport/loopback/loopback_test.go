@@ -219,8 +219,15 @@ func TestSpec10_1_StopCarriesCode(t *testing.T) {
 	}
 }
 
+// stopped is a channel closed by st's AfterStopped.
+func stopped(st transport.Stream) <-chan struct{} {
+	ch := make(chan struct{})
+	st.AfterStopped(func() { close(ch) })
+	return ch
+}
+
 // §8: a responder learns of a stop after the request's FIN only through
-// Stopped, and a write whose bytes were all handed over before the stop
+// AfterStopped, and a write whose bytes were all handed over before the stop
 // still succeeds.
 func TestSpec8_StoppedSignalsThePeersStop(t *testing.T) {
 	c, s, _ := pair(t, Options{})
@@ -229,13 +236,13 @@ func TestSpec8_StoppedSignalsThePeersStop(t *testing.T) {
 		t.Fatalf("write before the stop: %v", err)
 	}
 	select {
-	case <-b.Stopped():
+	case <-stopped(b):
 		t.Fatal("Stopped closed before anything ended the send side")
 	default:
 	}
 	a.Stop(wire.ResetAborted)
 	select {
-	case <-b.Stopped():
+	case <-stopped(b):
 	case <-time.After(2 * time.Second):
 		t.Fatal("Stopped did not close after the peer's stop")
 	}
@@ -252,14 +259,14 @@ func TestStoppedClosesOnOwnFinishOrReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-a.Stopped():
+	case <-stopped(a):
 	case <-time.After(2 * time.Second):
 		t.Fatal("Stopped did not close after FIN")
 	}
 	a2, _ := callPair(t, c, s)
 	a2.Reset(wire.ResetAborted)
 	select {
-	case <-a2.Stopped():
+	case <-stopped(a2):
 	case <-time.After(2 * time.Second):
 		t.Fatal("Stopped did not close after a reset")
 	}

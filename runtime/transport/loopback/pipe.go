@@ -29,21 +29,21 @@ type pipe struct {
 	finished bool
 	chunks   *rand.Rand // SplitWrites: sizes of the reads; nil otherwise
 
-	// sendEnded closes once the writer finished or reset, or the reader
-	// stopped: the pipe's Stopped signal.
-	sendEnded     chan struct{}
-	sendEndedDone bool
+	// sendEnded is set once the writer finished or reset, or the reader
+	// stopped; afterEnd are the functions AfterStopped registered to run
+	// then.
+	sendEnded bool
+	afterEnd  []*func()
 }
 
 func (l *Link) newPipe(reader Side, stats *directionStats, onFinish func()) *pipe {
 	p := &pipe{
-		link:      l,
-		reader:    reader,
-		stats:     stats,
-		onFinish:  onFinish,
-		readable:  make(chan struct{}, 1),
-		writable:  make(chan struct{}, 1),
-		sendEnded: make(chan struct{}),
+		link:     l,
+		reader:   reader,
+		stats:    stats,
+		onFinish: onFinish,
+		readable: make(chan struct{}, 1),
+		writable: make(chan struct{}, 1),
 	}
 	if l.split {
 		l.mu.Lock()
@@ -63,11 +63,40 @@ func signal(ch chan struct{}) {
 
 func (p *pipe) buffered() int { return len(p.buf) - p.off }
 
-// endSendLocked closes sendEnded once; p.mu is held.
+// endSendLocked marks the send side ended and starts what AfterStopped
+// registered; p.mu is held.
 func (p *pipe) endSendLocked() {
-	if !p.sendEndedDone {
-		p.sendEndedDone = true
-		close(p.sendEnded)
+	if p.sendEnded {
+		return
+	}
+	p.sendEnded = true
+	for _, f := range p.afterEnd {
+		go (*f)()
+	}
+	p.afterEnd = nil
+}
+
+// afterSendEnded is the stream's AfterStopped (context.AfterFunc's
+// contract, without a context).
+func (p *pipe) afterSendEnded(f func()) (stop func() bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sendEnded {
+		go f()
+		return func() bool { return false }
+	}
+	entry := &f
+	p.afterEnd = append(p.afterEnd, entry)
+	return func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for i, e := range p.afterEnd {
+			if e == entry {
+				p.afterEnd = append(p.afterEnd[:i], p.afterEnd[i+1:]...)
+				return true
+			}
+		}
+		return false
 	}
 }
 
@@ -202,6 +231,14 @@ func (p *pipe) read(b []byte) (int, error) {
 			p.off += k
 			if p.off == len(p.buf) {
 				p.buf, p.off = p.buf[:0], 0
+				if p.fin {
+					// The end of stream comes with the last bytes, as
+					// quic-go returns it.
+					p.finishLocked()
+					p.mu.Unlock()
+					signal(p.writable)
+					return k, io.EOF
+				}
 			} else {
 				signal(p.readable) // more for another reader
 			}
@@ -270,9 +307,11 @@ type stream struct {
 	receiveStream
 }
 
-// Stopped closes when this side's send pipe ended: finished, reset, or
+// AfterStopped runs f once this side's send pipe ended: finished, reset, or
 // stopped by the peer.
-func (s *stream) Stopped() <-chan struct{} { return s.sendStream.p.sendEnded }
+func (s *stream) AfterStopped(f func()) (stop func() bool) {
+	return s.sendStream.p.afterSendEnded(f)
+}
 
 var (
 	_ transport.SendStream    = sendStream{}

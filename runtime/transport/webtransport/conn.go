@@ -376,6 +376,9 @@ func (s *stream) Close() error     { return s.c.streamError(s.s.Close()) }
 func (s *stream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
 func (s *stream) Stop(code uint8)  { s.s.CancelRead(wtResetCode(code)) }
 
-// Stopped: quic-go ends a stream's context when its send side is closed,
-// reset, or stopped by the peer's STOP_SENDING.
-func (s *stream) Stopped() <-chan struct{} { return s.s.Context().Done() }
+// AfterStopped: quic-go ends a stream's context (a context.WithCancelCause,
+// so context.AfterFunc starts no goroutine until it ends) when its send side
+// is closed, reset, or stopped by the peer's STOP_SENDING.
+func (s *stream) AfterStopped(f func()) (stop func() bool) {
+	return context.AfterFunc(s.s.Context(), f)
+}
