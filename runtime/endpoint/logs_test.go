@@ -136,3 +136,80 @@ func TestLogsCarryTheSessionAndNeverTheQuery(t *testing.T) {
 		t.Errorf("session ids %v, want two distinct", sessions)
 	}
 }
+
+// An emit handler that panics on one peer's payload: the panic is
+// recovered as net/http recovers a handler's, logged at Error with the
+// session, reported to OnHandlerError as WT_HANDLER_ERROR, and the session
+// reads on over both mappings (the next emit is handled). Without the
+// recovery the test process dies.
+func TestEmitHandlerPanicIsRecoveredAndTheSessionGoesOn(t *testing.T) {
+	var out lockedLog
+	logger := slog.New(slog.NewJSONHandler(&out, nil))
+	reported := make(chan error, 4)
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Logger: logger, OnHandlerError: func(_ *tio.Peer, event string, err error) {
+		if event == "say" {
+			reported <- err
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.HandleEmit(evSay, func(_ context.Context, p *tio.Peer, payload []byte) error {
+		if string(payload) == "boom" {
+			panic("a bug in the application")
+		}
+		return p.Emit(evSaid, payload)
+	})
+	l := listen(t, srv, Options{Logger: logger})
+	ctx := testCtx(t)
+	pin := DialOptions{CertHashes: [][32]byte{cert(t).SHA256}}
+	wt, err := Dial(ctx, l.URL(), contract, pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := DialWebSocket(ctx, l.WebSocketURL(), contract, pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*tio.Client{wt, ws} {
+		said := received(c, evSaid)
+		if err := c.Emit(evSay, []byte("boom")); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Emit(evSay, []byte("after")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-said:
+			if got != "after" {
+				t.Fatalf("said %q, want the emit after the panic", got)
+			}
+		case <-ctx.Done():
+			t.Fatal("the session stopped reading after an emit handler panicked")
+		}
+		select {
+		case err := <-reported:
+			if wire.CodeOf(err) != wire.HandlerError || !strings.Contains(err.Error(), "a bug in the application") {
+				t.Fatalf("OnHandlerError got %v, want WT_HANDLER_ERROR naming the panic", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the panic was not reported to OnHandlerError")
+		}
+		if err := c.Close(tio.NoError, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for _, rec := range out.lines(t) {
+		if rec["msg"] == "an emit handler panicked; the message was dropped and the session goes on" {
+			if rec["level"] != "ERROR" || rec["session"] == "" || rec["event"] != "say" {
+				t.Errorf("the panic's line lacks its level, session or event: %s", rec["_line"])
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d panic lines, want one per mapping", n)
+	}
+}

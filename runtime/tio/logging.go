@@ -62,6 +62,12 @@ func (s *session) logPanic(ev *Event, recovered any) {
 	}
 }
 
+// logEmitPanic reports an emit handler's panic, recovered so that the
+// session reads on: a bug of the application's, at Error.
+func (p *Peer) logEmitPanic(ev *Event, recovered any) {
+	p.log.Error("an emit handler panicked; the message was dropped and the session goes on", "event", ev.Name, "panic", recovered)
+}
+
 // logAdapterEvent reports what the adapter said.
 func (srv *Server) logAdapterEvent(e adapter.Event) {
 	level := slog.LevelWarn

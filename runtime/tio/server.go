@@ -331,7 +331,7 @@ func (p *Peer) deliver(ev *Event, payload []byte) error {
 	if h == nil {
 		return nil
 	}
-	err := h(p.ctx, p, payload)
+	err := p.runEmitHandler(h, ev, payload)
 	if err != nil && wire.CodeOf(err) != wire.ValidationFailed {
 		p.srv.opts.Metrics.HandlerError(ev.Name)
 		if p.srv.opts.OnHandlerError != nil {
@@ -339,6 +339,20 @@ func (p *Peer) deliver(ev *Event, payload []byte) error {
 		}
 	}
 	return err
+}
+
+// runEmitHandler calls h, and recovers its panic as net/http recovers a
+// handler's: one peer's payload that trips a bug must not end the process
+// and every other session with it. The panic is logged at Error and
+// reported as a WT_HANDLER_ERROR handler error; the session reads on.
+func (p *Peer) runEmitHandler(h EmitHandler, ev *Event, payload []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logEmitPanic(ev, r)
+			err = wire.Errorf(wire.HandlerError, "the handler of '%s' panicked: %v", ev.Name, r)
+		}
+	}()
+	return h(p.ctx, p, payload)
 }
 
 func (p *Peer) serveReturns(ctx context.Context, ev *Event, req []byte) ([]byte, bool, error) {
