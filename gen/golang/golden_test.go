@@ -7,12 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/transport-io/tiogen/dsl/check"
 	"github.com/transport-io/tiogen/dsl/ir"
+	"github.com/transport-io/tiogen/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated Go goldens under testdata/golden/*/go")
@@ -21,24 +21,7 @@ var update = flag.Bool("update", false, "rewrite the generated Go goldens under 
 // contract; each has its generated Go file in <case>/go/.
 func goldenCases(t *testing.T) map[string]*ir.Contract {
 	t.Helper()
-	dirs, err := filepath.Glob("testdata/golden/*")
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no golden cases: %v", err)
-	}
-	cases := map[string]*ir.Contract{}
-	for _, dir := range dirs {
-		path := filepath.Join(dir, "contract.tio")
-		src, err := os.ReadFile(path)
-		if err != nil {
-			continue // a compat case, with old.tio and new.tio
-		}
-		c, diags := check.Source(path, src)
-		if len(diags) > 0 || len(Check(c)) > 0 {
-			continue // a diagnostics case
-		}
-		cases[dir] = c
-	}
-	return cases
+	return goldentest.Cases(t, func(c *ir.Contract) bool { return len(Check(c)) == 0 })
 }
 
 // TestGolden generates every case and compares it byte for byte with
@@ -62,48 +45,9 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(got, again) {
 				t.Fatal("two generations of the same contract differ")
 			}
-			goDir := filepath.Join(dir, "go")
-			path := filepath.Join(goDir, FileName(c))
-			if *update {
-				if err := os.MkdirAll(goDir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			entries, _ := os.ReadDir(goDir)
-			for _, e := range entries {
-				if e.Name() != FileName(c) {
-					t.Errorf("%s: a file the generator does not produce", filepath.Join(goDir, e.Name()))
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./gen/golang -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the generator's output (run go test ./gen/golang -update to accept):\n%s", path, firstDifference(got, want))
-			}
+			goldentest.Compare(t, dir, "go", FileName(c), got, *update, "./gen/golang")
 		})
 	}
-}
-
-func firstDifference(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return "line " + strconv.Itoa(i+1) + ":\n--- got\n" + gl + "\n--- want\n" + wl
-		}
-	}
-	return ""
 }
 
 // TestGoldensCompile builds and vets every generated golden against the
@@ -149,6 +93,6 @@ func TestExampleIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("examples/chat/chat.tio.go is stale (run go generate ./examples/chat):\n%s", firstDifference(got, want))
+		t.Errorf("examples/chat/chat.tio.go is stale (run go generate ./examples/chat):\n%s", goldentest.FirstDifference(got, want))
 	}
 }
