@@ -211,11 +211,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// missedTargets names every figure whose median ratio is below its target.
+// missedTargets names every figure whose median ratio is below its target
+// or whose median is above its bound.
 func missedTargets(figs []figure) error {
 	var missed []string
 	for _, f := range figs {
-		if f.Met != nil && !*f.Met {
+		switch {
+		case f.Met == nil || *f.Met:
+		case f.Max > 0:
+			missed = append(missed, fmt.Sprintf("%s %s %d B: %s %s, at most %s", f.Scenario, f.Figure, f.Size, human(f.Ours), f.Unit, human(f.Max)))
+		default:
 			missed = append(missed, fmt.Sprintf("%s %s %d B: ratio %.2f, target %.1f", f.Scenario, f.Figure, f.Size, *f.Ratio, f.Target))
 		}
 	}

@@ -235,6 +235,24 @@ func TestCheckFailsOnAMissedTarget(t *testing.T) {
 	}
 }
 
+// A lower-is-better figure with an absolute bound (the NATS latency
+// targets) is met by its median over the runs and fails -check above it.
+func TestCheckFailsAboveABound(t *testing.T) {
+	runs := [][]sample{
+		{{Figure: "p99", Size: 100, Unit: "µs", Lower: true, Ours: 1900, Max: 2000}, {Figure: "p99", Size: 1024, Unit: "µs", Lower: true, Ours: 2100, Max: 2000}},
+		{{Figure: "p99", Size: 100, Unit: "µs", Lower: true, Ours: 2500, Max: 2000}, {Figure: "p99", Size: 1024, Unit: "µs", Lower: true, Ours: 1500, Max: 2000}},
+		{{Figure: "p99", Size: 100, Unit: "µs", Lower: true, Ours: 1800, Max: 2000}, {Figure: "p99", Size: 1024, Unit: "µs", Lower: true, Ours: 2300, Max: 2000}},
+	}
+	figs := summarize("nats-broadcast", runs)
+	if len(figs) != 2 || figs[0].Met == nil || !*figs[0].Met || figs[1].Met == nil || *figs[1].Met {
+		t.Fatalf("figures %+v: want the 100 B median (1900) met and the 1024 B one (2100) missed", figs)
+	}
+	err := missedTargets(figs)
+	if err == nil || !strings.Contains(err.Error(), "nats-broadcast p99 1024 B: 2100 µs, at most 2000") || strings.Contains(err.Error(), " 100 B") {
+		t.Fatalf("missedTargets = %v, want only the 1024 B figure named with its bound", err)
+	}
+}
+
 // TestLossLaneRunsOrSaysWhy runs the loss-lane scenario with tiny bounds:
 // where the host allows namespaces and netem it must print every lane's
 // figures at every loss rate, and where it does not it must say why.

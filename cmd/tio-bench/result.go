@@ -22,6 +22,7 @@ type sample struct {
 	Raw         float64
 	HasRaw      bool
 	Target      float64 // minimum ours/raw, 0 for none
+	Max         float64 // the most ours may be, in Unit (a lower-is-better bound); 0 for none
 	Note        string
 	// Values, when set, makes this a peer figure: one value per subject
 	// (subjectOrder) in place of Ours and Raw.
@@ -40,6 +41,7 @@ type figure struct {
 	Raw         *float64  `json:"raw,omitempty"`
 	Ratio       *float64  `json:"ratio,omitempty"` // median of the per-run ours/raw
 	Target      float64   `json:"target,omitempty"`
+	Max         float64   `json:"max,omitempty"`
 	Met         *bool     `json:"met,omitempty"`
 	RunsOurs    []float64 `json:"runs_ours,omitempty"`
 	RunsRaw     []float64 `json:"runs_raw,omitempty"`
@@ -73,7 +75,7 @@ func summarize(scenario string, runs [][]sample) []figure {
 		first := ss[0]
 		f := figure{
 			Scenario: scenario, Figure: first.Figure, Size: first.Size, Concurrency: first.Concurrency,
-			Unit: first.Unit, Better: "higher", Target: first.Target, Note: first.Note,
+			Unit: first.Unit, Better: "higher", Target: first.Target, Max: first.Max, Note: first.Note,
 		}
 		if first.Lower {
 			f.Better = "lower"
@@ -90,6 +92,10 @@ func summarize(scenario string, runs [][]sample) []figure {
 			}
 		}
 		f.Ours = median(f.RunsOurs)
+		if f.Max > 0 {
+			met := f.Ours <= f.Max
+			f.Met = &met
+		}
 		if len(f.RunsRaw) > 0 {
 			raw := median(f.RunsRaw)
 			f.Raw = &raw
@@ -193,7 +199,12 @@ func printTable(w io.Writer, all []figure) {
 			ratio = fmt.Sprintf("%.2f", *f.Ratio)
 		}
 		if f.Met != nil {
-			target = fmt.Sprintf("≥%.1f %s", f.Target, map[bool]string{true: "ok", false: "MISSED"}[*f.Met])
+			verdict := map[bool]string{true: "ok", false: "MISSED"}[*f.Met]
+			if f.Max > 0 {
+				target = fmt.Sprintf("≤%s %s", human(f.Max), verdict)
+			} else {
+				target = fmt.Sprintf("≥%.1f %s", f.Target, verdict)
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.Scenario, f.Figure, dash(f.Size), dash(f.Concurrency),
 			human(f.Ours), raw, ratio, target, f.Unit)
