@@ -37,6 +37,7 @@ type config struct {
 	duration      time.Duration // time bound of one measurement
 	count         int           // message/call/element bound of one measurement
 	runs          int           // repetitions; figures are medians
+	run           int           // which repetition this is, from 0
 	sessions      int           // sessions for the idle and broadcast scenarios
 	batch         int           // frames per Write in the raw programs
 	window        int           // -pace window: frames in flight end to end
@@ -206,7 +207,8 @@ func measure(picked []scenario, cfg config, stdout, stderr io.Writer) ([]figure,
 	for _, s := range picked {
 		load := loadAverage()
 		var samples [][]sample
-		for range cfg.runs {
+		for run := range cfg.runs {
+			cfg.run = run
 			ctx, cancel := context.WithTimeout(context.Background(), scenarioBound(cfg))
 			got, err := s.run(ctx, cfg)
 			cancel()

@@ -410,3 +410,24 @@ func TestLossLaneRunsOrSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+type namedSide string
+
+func (namedSide) receive(func([]byte)) (func(), error) { return func() {}, nil }
+func (namedSide) publish([]byte) error                 { return nil }
+func (namedSide) receivers() int                       { return 1 }
+
+// The NATS figures measure raw first on every other run, and still return
+// each side's figure as its own.
+func TestInOrderAlternatesWhichSideGoesFirst(t *testing.T) {
+	for run, want := range []string{"ours raw", "raw ours", "ours raw"} {
+		var order []string
+		o, r, err := inOrder(config{run: run}, namedSide("ours"), namedSide("raw"), func(s side) (string, error) {
+			order = append(order, string(s.(namedSide)))
+			return string(s.(namedSide)), nil
+		})
+		if err != nil || o != "ours" || r != "raw" || strings.Join(order, " ") != want {
+			t.Errorf("run %d: measured %v, got ours %q raw %q err %v; want %s", run, order, o, r, err, want)
+		}
+	}
+}
