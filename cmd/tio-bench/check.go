@@ -49,18 +49,22 @@ func checkTargets(figs []figure, attempt, attempts int) (again bool, err error) 
 	} else {
 		ours = append(ours, unexplained...)
 	}
+	load := 0.0
+	for _, f := range figs {
+		load = max(load, f.Load)
+	}
 	switch {
 	case len(ours) > 0:
-		return false, fmt.Errorf("targets missed where the raw baseline of the same attempt met them (attempt %d of %d): %s",
-			attempt, attempts, strings.Join(ours, "; "))
+		return false, fmt.Errorf("targets missed where the raw baseline of the same attempt met them (attempt %d of %d, load average %.1f): %s",
+			attempt, attempts, load, strings.Join(ours, "; "))
 	case len(hosts) == 0:
 		return false, nil
 	case attempt < attempts:
-		return true, fmt.Errorf("attempt %d of %d inconclusive, the raw baseline missed the same bounds (host noise): %s",
-			attempt, attempts, strings.Join(hosts, "; "))
+		return true, fmt.Errorf("attempt %d of %d inconclusive (load average %.1f), the raw baseline missed the same bounds (host noise): %s",
+			attempt, attempts, load, strings.Join(hosts, "; "))
 	default:
-		return false, fmt.Errorf("the host was too noisy to check the targets: in each of %d attempts the raw baseline missed the same bounds; run again on a quieter host (last attempt: %s)",
-			attempts, strings.Join(hosts, "; "))
+		return false, fmt.Errorf("the host was too noisy to check the targets: in each of %d attempts the raw baseline missed the same bounds; run again on a quieter host (last attempt, load average %.1f: %s)",
+			attempts, load, strings.Join(hosts, "; "))
 	}
 }
 

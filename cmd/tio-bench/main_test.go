@@ -288,10 +288,10 @@ func TestCheckTellsOursFromHostNoise(t *testing.T) {
 			figs: natsAttempt([5]float64{1500, 2500, 600e3, 700e3, 120}, [5]float64{1600, 3000, 620e3, 710e3, 130}, [5]float64{1700, 2600, 610e3, 690e3, 125})},
 		{name: "p99 missed, raw met it: ours, fails with attempts left", attempt: 1,
 			figs:    natsAttempt([5]float64{2500, 400, 600e3, 700e3, 120}, [5]float64{3000, 450, 620e3, 710e3, 130}, [5]float64{2600, 420, 610e3, 690e3, 125}),
-			wantErr: "raw baseline of the same attempt met them (attempt 1 of 3): nats-broadcast p99 1024 B: 2600 µs, at most 2000 (raw 420, runs 400 450 420)"},
+			wantErr: "raw baseline of the same attempt met them (attempt 1 of 3, load average 0.0): nats-broadcast p99 1024 B: 2600 µs, at most 2000 (raw 420, runs 400 450 420)"},
 		{name: "p99 missed by raw too: inconclusive, again", attempt: 1, wantAgain: true,
 			figs:    natsAttempt([5]float64{2500, 2100, 600e3, 700e3, 120}, [5]float64{3000, 2450, 620e3, 710e3, 130}, [5]float64{2600, 2200, 610e3, 690e3, 125}),
-			wantErr: "attempt 1 of 3 inconclusive, the raw baseline missed the same bounds (host noise): nats-broadcast p99 1024 B: 2600 µs, at most 2000 (raw 2200, runs 2100 2450 2200)"},
+			wantErr: "attempt 1 of 3 inconclusive (load average 0.0), the raw baseline missed the same bounds (host noise): nats-broadcast p99 1024 B: 2600 µs, at most 2000 (raw 2200, runs 2100 2450 2200)"},
 		{name: "p99 missed by raw in one run of three: the host's, again", attempt: 1, wantAgain: true,
 			figs:    natsAttempt([5]float64{2700, 59000, 600e3, 700e3, 120}, [5]float64{2100, 1080, 620e3, 710e3, 130}, [5]float64{800, 330, 610e3, 690e3, 125}),
 			wantErr: "(host noise): nats-broadcast p99 1024 B: 2100 µs, at most 2000 (raw 1080, runs 59.0k 1080 330)"},
@@ -301,19 +301,19 @@ func TestCheckTellsOursFromHostNoise(t *testing.T) {
 		{name: "a miss of ours beside a shared one: fails as ours", attempt: 1,
 			figs: append(natsAttempt([5]float64{2500, 2100, 600e3, 700e3, 120}, [5]float64{3000, 2450, 620e3, 710e3, 130}, [5]float64{2600, 2200, 610e3, 690e3, 125}),
 				natsAttemptP50(300, 150)...),
-			wantErr: "met them (attempt 1 of 3): nats-broadcast p50 100 B: 300 µs, at most 200 (raw 150, runs 150)", notInErr: "p99"},
+			wantErr: "met them (attempt 1 of 3, load average 0.0): nats-broadcast p50 100 B: 300 µs, at most 200 (raw 150, runs 150)", notInErr: "p99"},
 		{name: "ratio missed, raw steady: ours", attempt: 1,
 			figs:    natsAttempt([5]float64{400, 380, 300e3, 700e3, 120}, [5]float64{500, 450, 320e3, 710e3, 130}, [5]float64{450, 420, 310e3, 690e3, 125}),
-			wantErr: "met them (attempt 1 of 3): nats-broadcast saturated 1024 B: ratio 0.45, target 0.5 (raw's runs 700.0k 710.0k 690.0k deliveries/s)"},
+			wantErr: "met them (attempt 1 of 3, load average 0.0): nats-broadcast saturated 1024 B: ratio 0.45, target 0.5 (raw's runs 700.0k 710.0k 690.0k deliveries/s)"},
 		{name: "ratio missed, raw's runs spread past the target: inconclusive", attempt: 2, wantAgain: true,
 			figs:    natsAttempt([5]float64{400, 380, 300e3, 700e3, 120}, [5]float64{500, 450, 100e3, 300e3, 130}, [5]float64{450, 420, 310e3, 690e3, 125}),
 			wantErr: "attempt 2 of 3 inconclusive"},
 		{name: "reconnect missed on a quiet attempt: ours", attempt: 1,
 			figs:    natsAttempt([5]float64{400, 380, 600e3, 700e3, 300}, [5]float64{500, 450, 620e3, 710e3, 280}, [5]float64{450, 420, 610e3, 690e3, 125}),
-			wantErr: "met them (attempt 1 of 3): nats-broadcast reconnect: 280 ms, at most 250"},
+			wantErr: "met them (attempt 1 of 3, load average 0.0): nats-broadcast reconnect: 280 ms, at most 250"},
 		{name: "reconnect missed while raw missed a bound: inconclusive", attempt: 1, wantAgain: true,
 			figs:    natsAttempt([5]float64{1500, 2500, 600e3, 700e3, 300}, [5]float64{1600, 3000, 620e3, 710e3, 280}, [5]float64{1700, 2600, 610e3, 690e3, 125}),
-			wantErr: "inconclusive, the raw baseline missed the same bounds (host noise): nats-broadcast reconnect: 280 ms, at most 250"},
+			wantErr: "the raw baseline missed the same bounds (host noise): nats-broadcast reconnect: 280 ms, at most 250"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -353,8 +353,8 @@ func TestCheckAttemptsMeasureAgainOnlyOnNoise(t *testing.T) {
 	}{
 		{"quiet first attempt passes", [][]sample{quiet, noisy}, 1, "", 0},
 		{"noise, then quiet: passes on the second", [][]sample{noisy, quiet, ours}, 2, "", 1},
-		{"noise, then ours: fails at once", [][]sample{noisy, ours, quiet}, 2, "raw baseline of the same attempt met them (attempt 2 of 3)", 1},
-		{"ours first: no second attempt", [][]sample{ours, quiet}, 1, "raw baseline of the same attempt met them (attempt 1 of 3)", 0},
+		{"noise, then ours: fails at once", [][]sample{noisy, ours, quiet}, 2, "raw baseline of the same attempt met them (attempt 2 of 3, load average ", 1},
+		{"ours first: no second attempt", [][]sample{ours, quiet}, 1, "raw baseline of the same attempt met them (attempt 1 of 3, load average ", 0},
 		{"noise every time: too noisy", [][]sample{noisy, noisy, noisy, quiet}, 3, "the host was too noisy to check the targets: in each of 3 attempts", 2},
 	}
 	for _, c := range cases {
