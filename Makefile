@@ -84,6 +84,8 @@ test-nats:
 
 # The TypeScript runtime in headless Chromium against the Go server, each
 # figure beside a raw WebTransport page in the same run (median of 5).
+# TIO_CPU_PROFILE=<dir> adds a CPU profile of each page per measurement
+# (node tests/browser/profile-summary.mjs <dir> summarises them).
 bench-browser: deps
 	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
 
