@@ -6,9 +6,12 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: soak churn test deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-nats bench-browser bench-peers fuzz
+.PHONY: soak churn test test-nats deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-nats bench-browser bench-peers fuzz
 
+# The NATS scale-out targets run last, alone (the recipe starts once every
+# prerequisite has finished, even under -j): they are timing bounds.
 test: deps fmt-check vet test-go test-runtime test-ts
+	$(MAKE) --no-print-directory test-nats
 
 # What the browser tests need: playwright-core pinned in
 # tests/browser/package-lock.json, the runtime's pinned dev dependencies
@@ -67,13 +70,22 @@ bench-targets:
 
 # The NATS scale-out targets (cross-host p50 ≤ 200 µs, p99 ≤ 2 ms at
 # 10 k broadcasts/s, ≥ 0.5 of raw nats.go saturated, ordinal claim ≤ 20 ms,
-# reconnect ≤ 250 ms), failing when one is missed; on demand, like
-# bench-targets: a loaded host misses the tail.
+# reconnect ≤ 250 ms), each beside raw nats.go in the same attempt, failing
+# when one is missed.
+BENCH_NATS = $(GO) run ./cmd/tio-bench -scenario nats-broadcast -sizes 100,1024 -duration 2s -runs 3 -check
 bench-nats:
-	$(GO) run ./cmd/tio-bench -scenario nats-broadcast -sizes 100,1024 -duration 2s -runs 3 -check
+	$(BENCH_NATS)
+
+# In test: a miss that raw nats.go shared in the same attempt is the host's
+# noise, so the attempt is measured again (at most 3 in all, then it fails
+# saying the host was too noisy); a miss raw did not share fails at once.
+test-nats:
+	$(BENCH_NATS) -attempts 3
 
 # The TypeScript runtime in headless Chromium against the Go server, each
 # figure beside a raw WebTransport page in the same run (median of 5).
+# TIO_CPU_PROFILE=<dir> adds a CPU profile of each page per measurement
+# (node tests/browser/profile-summary.mjs <dir> summarises them).
 bench-browser: deps
 	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
 

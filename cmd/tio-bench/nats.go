@@ -68,20 +68,13 @@ func runNATSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
 	}
 	defer raw.close()
 
+	ours := adapterSide(hosts)
 	for _, size := range cfg.sizes {
-		pacedOurs, err := natsPaced(ctx, cfg, size, adapterSide(hosts))
+		pacedOurs, pacedRaw, err := inOrder(cfg, ours, raw, func(s side) (latency, error) { return natsPaced(ctx, cfg, size, s) })
 		if err != nil {
 			return nil, err
 		}
-		pacedRaw, err := natsPaced(ctx, cfg, size, raw)
-		if err != nil {
-			return nil, err
-		}
-		satOurs, err := natsSaturated(ctx, cfg, size, adapterSide(hosts))
-		if err != nil {
-			return nil, err
-		}
-		satRaw, err := natsSaturated(ctx, cfg, size, raw)
+		satOurs, satRaw, err := inOrder(cfg, ours, raw, func(s side) (float64, error) { return natsSaturated(ctx, cfg, size, s) })
 		if err != nil {
 			return nil, err
 		}
@@ -126,6 +119,22 @@ func runNATSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
 	out = append(out, sample{Figure: "nats reconnect after NATS returns (all hosts)", Unit: "ms", Lower: true,
 		Ours: float64(time.Since(back).Microseconds()) / 1000, Max: 250, Note: fmt.Sprintf("retry every %v", nats.ReconnectWait)})
 	return out, nil
+}
+
+// inOrder measures ours and raw, raw first on every other run, so that
+// neither always runs second on a host whose load drifts (-check compares
+// the two).
+func inOrder[T any](cfg config, ours, raw side, measure func(side) (T, error)) (o, r T, err error) {
+	if cfg.run%2 == 1 {
+		if r, err = measure(raw); err == nil {
+			o, err = measure(ours)
+		}
+		return o, r, err
+	}
+	if o, err = measure(ours); err == nil {
+		r, err = measure(raw)
+	}
+	return o, r, err
 }
 
 // natsRate is the pace of the latency figures.

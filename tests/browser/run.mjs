@@ -5,8 +5,12 @@
 // TIO_BROWSER picks the browser: chromium (default; CHROMIUM, default
 // /usr/bin/chromium) or firefox (FIREFOX, default /usr/bin/firefox-esr).
 // The browsers are the system's Debian packages; nothing is downloaded.
+// TIO_CPU_PROFILE=<dir> (Chromium): each scenario runs under the DevTools
+// Protocol's sampling profiler, written to <dir>/<n>-<args>.cpuprofile with
+// its result (.result.json) and the page's scripts (.src) beside them, for
+// profile-summary.mjs.
 import { chromium, firefox } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -55,8 +59,19 @@ try {
   page.on('pageerror', (e) => logs.push('pageerror: ' + e.message));
   await page.goto(pageURL);
   await page.waitForFunction(() => window.tioReady === true, null, { timeout: 10000 });
+  const profileDir = process.env.TIO_CPU_PROFILE;
+  let cdp = null;
+  if (profileDir) {
+    if (which !== 'chromium') throw new Error('TIO_CPU_PROFILE needs Chromium (the DevTools Protocol profiler)');
+    mkdirSync(profileDir, { recursive: true });
+    cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 100 }); // µs
+  }
+  const scripts = new Set();
   const results = [];
-  for (const s of scenarios) {
+  for (const [n, s] of scenarios.entries()) {
+    if (cdp) await cdp.send('Profiler.start');
     let timer;
     const result = await Promise.race([
       page.evaluate(({ name, url, sha256, args }) => window.tio[name](url, sha256, ...(args || [])), s),
@@ -70,6 +85,16 @@ try {
     });
     clearTimeout(timer);
     results.push(result);
+    if (cdp) {
+      const { profile } = await cdp.send('Profiler.stop');
+      for (const node of profile.nodes) if (node.callFrame.url.startsWith('http')) scripts.add(node.callFrame.url);
+      const name = `${String(n).padStart(3, '0')}-${(s.args || []).join('-')}.cpuprofile`;
+      writeFileSync(join(profileDir, name), JSON.stringify(profile));
+      writeFileSync(join(profileDir, name.replace(/\.cpuprofile$/, '.result.json')), JSON.stringify(result));
+    }
+  }
+  for (const url of scripts) {
+    writeFileSync(join(profileDir, new URL(url).pathname.replace(/[^A-Za-z0-9.]+/g, '_') + '.src'), await (await fetch(url)).text());
   }
   console.log(JSON.stringify({ userAgent: await page.evaluate(() => navigator.userAgent), launchMs, results, logs }));
 } finally {
