@@ -47,6 +47,12 @@ func newDatagramLane(s *session, origin uint32, seq *datagram.Sequencer) datagra
 	}
 }
 
+// probeDatagram is what a probe carries: one byte, shorter than the §7.1
+// header, so receivers discard it (§7.2). Not zero bytes: Chromium 156
+// fails the page's datagram reader on an empty datagram ("chunk is
+// empty"), which ends the page's unreliable lane (tests/browser showed it).
+var probeDatagram = []byte{0}
+
 // beginProbes starts a server's probes over WebTransport (on the WebSocket
 // mapping the transport has its own keepalive) once it accepted the peer's
 // handshake: one at once, then one every 15000 ms (§7.2). The first tells a
@@ -67,15 +73,15 @@ func (d *datagramLane) beginProbes() {
 	}
 	d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
 	d.probeMu.Unlock()
-	_ = s.conn.SendDatagram(nil)
+	_ = s.conn.SendDatagram(probeDatagram)
 }
 
-// sendProbe sends the empty datagram a server sends every 15000 ms (§7.2).
+// sendProbe sends the probe a server sends every 15000 ms (§7.2).
 func (d *datagramLane) sendProbe() {
 	if d.s.isEnded() {
 		return
 	}
-	_ = d.s.conn.SendDatagram(nil)
+	_ = d.s.conn.SendDatagram(probeDatagram)
 	d.probeMu.Lock()
 	d.probe.Reset(datagram.ProbeInterval)
 	d.probeMu.Unlock()
@@ -206,7 +212,7 @@ func (s *session) receiveDatagrams() {
 		if err != nil {
 			return
 		}
-		if len(b) == 0 {
+		if len(b) < wire.DatagramHeaderLen {
 			continue // a probe (§7.2): no traffic, and never early
 		}
 		s.traffic.In(metrics.LaneDatagram, len(b))

@@ -142,7 +142,7 @@ func TestSpec11_ClientCloseWaitsUntilTheServerReadItsHandshake(t *testing.T) {
 			return
 		}
 		read <- string(b)
-		_ = server.SendDatagram(nil) // the sign: the handshake was read
+		_ = server.SendDatagram([]byte{0}) // the sign: the handshake was read
 	}()
 	began := time.Now()
 	if err := client.Close(wire.CloseNoError, "bye"); err != nil {

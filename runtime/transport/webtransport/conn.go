@@ -54,8 +54,9 @@ type conn struct {
 
 	// On a client: emitWritten says this side wrote on its emit stream
 	// (its handshake), and probed, nil on a server, closes on the first
-	// empty datagram received, which a server of this module sends once it
-	// has read the handshake (see awaitHandshakeRead).
+	// datagram received too short to carry an event (a §7.2 probe), which
+	// a server of this module sends once it has read the handshake (see
+	// awaitHandshakeRead).
 	emitWritten atomic.Bool
 	probed      chan struct{}
 	probedOnce  sync.Once
@@ -204,7 +205,7 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
-	if len(b) == 0 && c.probed != nil {
+	if len(b) < wire.DatagramHeaderLen && c.probed != nil {
 		c.probedOnce.Do(func() { close(c.probed) })
 	}
 	return b, nil
@@ -282,8 +283,8 @@ const handshakeReadBound = time.Second
 // could arrive first and the server would never learn whom the session
 // was from (§4.1, §11); no timer can tell when a loaded server has read,
 // and QUIC tells the application nothing of acknowledgements. A server of
-// this module sends its first §7.2 probe, an empty datagram, once it
-// accepted the handshake: that is the sign, usually here before Dial
+// this module sends its first §7.2 probe, a datagram too short to carry an
+// event, once it accepted the handshake: that is the sign, usually here before Dial
 // returns, seen by ReceiveDatagram (the engine receives datagrams for the
 // whole session). The bound is no spec timer, so it runs on the wall clock.
 func (c *conn) awaitHandshakeRead() {
