@@ -284,9 +284,9 @@ const handshakeReadBound = time.Second
 // was from (§4.1, §11); no timer can tell when a loaded server has read,
 // and QUIC tells the application nothing of acknowledgements. A server of
 // this module sends its first §7.2 probe, a datagram too short to carry an
-// event, once it accepted the handshake: that is the sign, usually here before Dial
-// returns, seen by ReceiveDatagram (the engine receives datagrams for the
-// whole session). The bound is no spec timer, so it runs on the wall clock.
+// event, once it accepted the handshake: that is the sign, seen by
+// ReceiveDatagram (the engine receives datagrams for the whole session).
+// The bound is no spec timer, so it runs on the wall clock.
 func (c *conn) awaitHandshakeRead() {
 	if !c.emitWritten.Load() {
 		return // nothing of this side's to be read
