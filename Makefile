@@ -102,7 +102,8 @@ cmd/tio-bench/socketio/node_modules/.package-lock.json: cmd/tio-bench/socketio/p
 # The endurance runs on demand (make test runs 2 minutes of soak and a few
 # hundred churn cycles, under the race detector): 30 minutes of mixed load
 # with churn and hostile peers, and 10,000 connect/handshake/close cycles
-# per mapping, both without the race detector, which inflates memory.
+# and 10,000 drops without a close per mapping, both without the race
+# detector, which inflates memory.
 SOAK ?= 30m
 soak:
 	TIO_SOAK=$(SOAK) $(GO) test -count=1 -timeout 0 -run '^TestSoak' -v ./tests/soak

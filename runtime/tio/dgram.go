@@ -47,27 +47,41 @@ func newDatagramLane(s *session, origin uint32, seq *datagram.Sequencer) datagra
 	}
 }
 
-// start runs the lane's probe (WebTransport only: on the WebSocket mapping
-// the emit writer drains the ring); the sender starts with the first
-// datagram (startSender).
-func (d *datagramLane) start() {
+// probeDatagram is what a probe carries: one byte, shorter than the §7.1
+// header, so receivers discard it (§7.2). Not zero bytes: Chromium 156
+// fails the page's datagram reader on an empty datagram ("chunk is
+// empty"), which ends the page's unreliable lane (tests/browser showed it).
+var probeDatagram = []byte{0}
+
+// beginProbes starts a server's probes over WebTransport (on the WebSocket
+// mapping the transport has its own keepalive) once it accepted the peer's
+// handshake: one at once, then one every 15000 ms (§7.2). The first tells a
+// closing Go client that its handshake was read: webtransport-go abandons
+// every stream it has not read when the close capsule arrives, so a close
+// sent before that could lose the handshake (the client's Close waits for
+// this probe, see the webtransport package). The sender starts with the
+// first datagram (startSender).
+func (d *datagramLane) beginProbes() {
 	s := d.s
-	if s.mapping != transport.WebTransport {
+	if s.mapping != transport.WebTransport || s.role != roleServer {
 		return
 	}
-	if s.role == roleServer {
-		d.probeMu.Lock()
-		d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
+	d.probeMu.Lock()
+	if d.shut {
 		d.probeMu.Unlock()
+		return
 	}
+	d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
+	d.probeMu.Unlock()
+	_ = s.conn.SendDatagram(probeDatagram)
 }
 
-// sendProbe sends the empty datagram a server sends every 15000 ms (§7.2).
+// sendProbe sends the probe a server sends every 15000 ms (§7.2).
 func (d *datagramLane) sendProbe() {
 	if d.s.isEnded() {
 		return
 	}
-	_ = d.s.conn.SendDatagram(nil)
+	_ = d.s.conn.SendDatagram(probeDatagram)
 	d.probeMu.Lock()
 	d.probe.Reset(datagram.ProbeInterval)
 	d.probeMu.Unlock()
@@ -198,9 +212,10 @@ func (s *session) receiveDatagrams() {
 		if err != nil {
 			return
 		}
-		if len(b) > 0 { // an empty datagram is a probe (§7.2), not traffic
-			s.traffic.In(metrics.LaneDatagram, len(b))
+		if len(b) < wire.DatagramHeaderLen {
+			continue // a probe (§7.2): no traffic, and never early
 		}
+		s.traffic.In(metrics.LaneDatagram, len(b))
 		select {
 		case <-s.hsDone:
 		default:

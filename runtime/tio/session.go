@@ -175,7 +175,6 @@ func (s *session) start() {
 	s.hsMu.Lock()
 	s.hsTimer = s.clk.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
 	s.hsMu.Unlock()
-	s.dg.start()
 	s.wg.Add(2)
 	go s.writeLoop()
 	go s.readLoop()
@@ -680,6 +679,7 @@ func (s *session) acceptHandshake(payload []byte) bool {
 	s.hsTimer.Stop()
 	close(s.hsDone)
 	s.hsMu.Unlock()
+	s.dg.beginProbes()
 	s.owner.established()
 	return true
 }

@@ -1,6 +1,8 @@
 package webtransport
 
 import (
+	"context"
+	"io"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -100,5 +102,99 @@ func TestCloseCapsuleBytes(t *testing.T) {
 	want := append([]byte{0x68, 0x43, 13, 0, 0, 0x03, 0xef}, "bad-token"...)
 	if string(got) != string(want) {
 		t.Fatalf("capsule % x, want % x", got, want)
+	}
+}
+
+// §4.1, §11: a client that closes right after writing its handshake does
+// not lose it to a server that reads late: the close waits for the server's
+// sign that it read (its first probe, an empty datagram), not for a timer.
+// The server here reads 300 ms late, as a loaded one may; a close sent
+// before it read makes webtransport-go abandon the unread stream.
+func TestSpec11_ClientCloseWaitsUntilTheServerReadItsHandshake(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	handshake := []byte("frame 0 of the client's emit stream")
+	st, err := client.OpenEmit(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Write(handshake); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // as the engine does for the whole session
+		for {
+			if _, err := client.ReceiveDatagram(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	read := make(chan string, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // a loaded server, late to read
+		rs, err := server.AcceptEmit(ctx5s(t))
+		if err != nil {
+			read <- "accept: " + err.Error()
+			return
+		}
+		b := make([]byte, len(handshake))
+		if _, err := io.ReadFull(rs, b); err != nil {
+			read <- "read: " + err.Error()
+			return
+		}
+		read <- string(b)
+		_ = server.SendDatagram([]byte{0}) // the sign: the handshake was read
+	}()
+	began := time.Now()
+	if err := client.Close(wire.CloseNoError, "bye"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-read; got != string(handshake) {
+		t.Fatalf("the server read %q, want the handshake written before the close", got)
+	}
+	if took := time.Since(began); took >= handshakeReadBound {
+		t.Fatalf("the close took %v: it waited out the bound, not the server's probe", took)
+	}
+	if got := waitDone(t, server); got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: "bye", Remote: true}) {
+		t.Fatalf("server CloseInfo = %+v", got)
+	}
+}
+
+// A client that wrote nothing on its emit stream has nothing to be read:
+// its close goes out at once, without waiting for a probe.
+func TestClientCloseWithNothingWrittenDoesNotWait(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	began := time.Now()
+	if err := client.Close(wire.CloseNoError, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, server)
+	if took := time.Since(began); took >= handshakeReadBound {
+		t.Fatalf("the close took %v, want no wait for a probe", took)
+	}
+}
+
+// A server that never probes holds a client's close for handshakeReadBound
+// at most: the wait is a bounded linger, never a hang.
+func TestClientCloseWaitsForAProbeAtMostTheBound(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	st, err := client.OpenEmit(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Write([]byte("a handshake")); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := client.Close(wire.CloseNoError, "late"); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	if took < handshakeReadBound || took > handshakeReadBound+time.Second {
+		t.Fatalf("the close took %v, want the bound of %v", took, handshakeReadBound)
+	}
+	if got := waitDone(t, server); got.Code != wire.CloseNoError || got.Reason != "late" || !got.Remote {
+		t.Fatalf("server CloseInfo = %+v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -51,7 +52,14 @@ type conn struct {
 	done     chan struct{}
 	released chan struct{} // closed once end returned
 
-	established time.Time // when the session was had, for closeSettle
+	// On a client: emitWritten says this side wrote on its emit stream
+	// (its handshake), and probed, nil on a server, closes on the first
+	// datagram received too short to carry an event (a §7.2 probe), which
+	// a server of this module sends once it has read the handshake (see
+	// awaitHandshakeRead).
+	emitWritten atomic.Bool
+	probed      chan struct{}
+	probedOnce  sync.Once
 }
 
 func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
@@ -68,10 +76,11 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		end:            end,
 		done:           make(chan struct{}),
 		released:       make(chan struct{}),
-		established:    time.Now(),
 	}
 	c.maxDatagram.clk = c.clock
-	if connect != nil {
+	if connect == nil {
+		c.probed = make(chan struct{})
+	} else {
 		c.datagramPrefix = quicvarint.Len(uint64(connect.StreamID()) / 4)
 	}
 	// No goroutine waits for the end while the session is up: settle runs
@@ -196,6 +205,9 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
+	if len(b) < wire.DatagramHeaderLen && c.probed != nil {
+		c.probedOnce.Do(func() { close(c.probed) })
+	}
 	return b, nil
 }
 
@@ -245,10 +257,7 @@ func (c *conn) Close(code uint32, reason string) error {
 		c.mu.Unlock()
 		// Client side: the library's close; a Go or browser server reads
 		// the capsule, and end keeps the connection open so it is delivered.
-		c.awaitRoundTrips()
-		if young := closeSettle - time.Since(c.established); young > 0 {
-			time.Sleep(young)
-		}
+		c.awaitHandshakeRead()
 		return c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	}
 	defer c.mu.Unlock()
@@ -262,45 +271,37 @@ func (c *conn) Close(code uint32, reason string) error {
 	return nil
 }
 
-// flushLimit bounds awaitRoundTrips.
-const flushLimit = 200 * time.Millisecond
+// handshakeReadBound bounds how long a client's close waits for the
+// server's sign that it read the client's handshake (awaitHandshakeRead):
+// a server that gives none, or whose sign was lost, holds a close no longer.
+const handshakeReadBound = time.Second
 
-// closeSettle is the youngest a client's session is when its close goes
-// out: the server's reader is given that long from establishment to read
-// what arrived (the handshake), since the close capsule makes
-// webtransport-go abandon every stream at once, read or not.
-const closeSettle = 50 * time.Millisecond
-
-// awaitRoundTrips gives what this side wrote before a client's close two
-// round trips to reach the server. webtransport-go's close resets every
-// stream at once, dropping bytes not yet sent, and a server that reads the
-// close capsule first abandons the streams it has not read: a handshake
-// written just before the close was lost that way, and the server never
-// learnt whom the close was from. QUIC tells the application nothing of
-// acknowledgements, so each round trip is an empty datagram (the §7.2
-// probe, which receivers discard; it elicits an acknowledgement) sent, then
-// a packet received after it went out. Checked every millisecond, for at
-// most flushLimit in all.
-func (c *conn) awaitRoundTrips() {
-	deadline := time.Now().Add(flushLimit)
-	for range 2 {
-		before := c.qconn.ConnectionStats()
-		_ = c.sess.SendDatagram(nil)
-		sent, received := false, before.PacketsReceived
-		for !time.Now().After(deadline) {
-			select {
-			case <-c.qconn.Context().Done():
-				return
-			default:
-			}
-			now := c.qconn.ConnectionStats()
-			if !sent {
-				sent, received = now.PacketsSent > before.PacketsSent, now.PacketsReceived
-			} else if now.PacketsReceived > received {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+// awaitHandshakeRead holds a client's close until the server has read the
+// handshake this side wrote on its emit stream, the session ended, or
+// handshakeReadBound passed. webtransport-go's close makes the server
+// abandon every stream it has not read yet, so a close right after Dial
+// could arrive first and the server would never learn whom the session
+// was from (§4.1, §11); no timer can tell when a loaded server has read,
+// and QUIC tells the application nothing of acknowledgements. A server of
+// this module sends its first §7.2 probe, a datagram too short to carry an
+// event, once it accepted the handshake: that is the sign, seen by
+// ReceiveDatagram (the engine receives datagrams for the whole session).
+// The bound is no spec timer, so it runs on the wall clock.
+func (c *conn) awaitHandshakeRead() {
+	if !c.emitWritten.Load() {
+		return // nothing of this side's to be read
+	}
+	select {
+	case <-c.probed:
+		return
+	default:
+	}
+	t := time.NewTimer(handshakeReadBound)
+	defer t.Stop()
+	select {
+	case <-c.probed:
+	case <-c.sess.Context().Done():
+	case <-t.C:
 	}
 }
 
@@ -339,6 +340,9 @@ type sendStream struct {
 
 func (s *sendStream) Write(p []byte) (int, error) {
 	n, err := s.s.Write(p)
+	if n > 0 {
+		s.c.emitWritten.Store(true)
+	}
 	return n, s.c.streamError(err)
 }
 
