@@ -99,14 +99,18 @@ bench-peers: cmd/tio-bench/socketio/node_modules/.package-lock.json
 cmd/tio-bench/socketio/node_modules/.package-lock.json: cmd/tio-bench/socketio/package-lock.json
 	npm ci --prefix cmd/tio-bench/socketio --no-audit --no-fund
 
-# The endurance runs on demand (make test runs 2 minutes of soak and a few
-# hundred churn cycles, under the race detector): 30 minutes of mixed load
-# with churn and hostile peers, and 10,000 connect/handshake/close cycles
-# and 10,000 drops without a close per mapping, both without the race
+# The endurance runs on demand (make test runs 2 minutes of soak with 24
+# sessions and a few hundred churn cycles, under the race detector): 30
+# minutes of mixed load with churn and hostile peers over 500 sessions
+# (SESSIONS; each session's iterations and life slowed by SESSIONS/24, so the
+# traffic and setups a second stay those of 24), and 10,000
+# connect/handshake/close cycles and 10,000 drops without a close per
+# mapping, both without the race
 # detector, which inflates memory.
 SOAK ?= 30m
+SESSIONS ?= 500
 soak:
-	TIO_SOAK=$(SOAK) $(GO) test -count=1 -timeout 0 -run '^TestSoak' -v ./tests/soak
+	TIO_SOAK=$(SOAK) TIO_SOAK_SESSIONS=$(SESSIONS) $(GO) test -count=1 -timeout 0 -run '^TestSoak' -v ./tests/soak
 
 churn:
 	TIO_CHURN=10000 $(GO) test -count=1 -timeout 0 -run '^TestChurn' -v ./tests/soak

@@ -47,15 +47,16 @@ type burstServer struct {
 	peers []*tio.Peer
 }
 
-func startBurstServer(t *testing.T, opts tio.Options) *burstServer {
+func startBurstServer(t *testing.T, opts tio.ServerOptions) *burstServer {
 	t.Helper()
 	s := &burstServer{}
-	srv, err := tio.NewServer(burstContract, tio.ServerOptions{Options: opts, OnSession: func(p *tio.Peer) {
+	opts.OnSession = func(p *tio.Peer) {
 		_ = p.Join("all")
 		s.mu.Lock()
 		s.peers = append(s.peers, p)
 		s.mu.Unlock()
-	}})
+	}
+	srv, err := tio.NewServer(burstContract, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func waitCount(t *testing.T, what string, c *atomic.Int64, want int64, ended cha
 func TestSpec9_BurstInARoomClosesNoReader(t *testing.T) {
 	for _, m := range []string{"webtransport", "websocket"} {
 		t.Run(m, func(t *testing.T) {
-			s := startBurstServer(t, tio.Options{})
+			s := startBurstServer(t, tio.ServerOptions{})
 			const members = 26
 			peers := make([]*rawPeer, members)
 			for i := range peers {
@@ -262,7 +263,7 @@ func TestSpec9_BurstInARoomClosesNoReader(t *testing.T) {
 func TestSpec9_BurstOfOwnShoutsIsNotClosed(t *testing.T) {
 	for _, m := range []string{"webtransport", "websocket"} {
 		t.Run(m, func(t *testing.T) {
-			s := startBurstServer(t, tio.Options{})
+			s := startBurstServer(t, tio.ServerOptions{})
 			p := dialRaw(t, s, m, true)
 			s.waitMembers(t, 1)
 			if err := p.write(frames(t, evShout, 1024)); err != nil {
@@ -276,12 +277,14 @@ func TestSpec9_BurstOfOwnShoutsIsNotClosed(t *testing.T) {
 // §9 unchanged: a member that stops reading is still closed
 // WT_PEER_TOO_SLOW once its queue holds 256 frames, and the sender and
 // the members that read carry on. The stall deadline runs on an injected
-// clock.
+// clock. The scrape shows the full queue in tio_emit_queue_frames_max while
+// it waits, then the emit_queue hit and the WT_PEER_TOO_SLOW end.
 func TestSpec9_MemberThatStopsReadingIsClosedPeerTooSlow(t *testing.T) {
 	for _, m := range []string{"webtransport", "websocket"} {
 		t.Run(m, func(t *testing.T) {
 			clk := clock.NewFake()
-			s := startBurstServer(t, tio.Options{Clock: clk})
+			reg := serveMetrics(t)
+			s := startBurstServer(t, tio.ServerOptions{Metrics: reg.Metrics, Options: tio.Options{Clock: clk}})
 			// Dialled one by one, so s.peers is in this order.
 			sender := dialRaw(t, s, m, true)
 			s.waitMembers(t, 1)
@@ -340,11 +343,22 @@ func TestSpec9_MemberThatStopsReadingIsClosedPeerTooSlow(t *testing.T) {
 					held = 0
 				}
 				if held == 20 {
+					// The full queue shows in the gauges while it waits.
+					got := reg.Scrape(t)
+					if deepest, all := got.Get("tio_emit_queue_frames_max"), got.Get("tio_emit_queue_frames"); deepest != tio.EmitQueueFrames || all < deepest {
+						t.Fatalf("with a queue full the scrape shows the deepest queue %v and %v frames queued, want %d and at least as many", deepest, all, tio.EmitQueueFrames)
+					}
 					clk.Advance(tio.DefaultEmitStallTimeout)
 				}
 			}
 			if code := wire.CodeOf(stalledPeer.Err()); code != wire.PeerTooSlow {
 				t.Fatalf("the stalled member ended with %v, want WT_PEER_TOO_SLOW", stalledPeer.Err())
+			}
+			waitFor(t, "the stalled member's end counted", func() bool {
+				return value(t, reg, "tio_sessions_ended_total", "mapping", m, "code", "WT_PEER_TOO_SLOW") == 1
+			})
+			if got := value(t, reg, "tio_limit_hits_total", "limit", "emit_queue"); got != 1 {
+				t.Fatalf("emit_queue hits %v, want 1", got)
 			}
 			select {
 			case <-sender.ended:

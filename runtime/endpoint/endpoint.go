@@ -62,8 +62,8 @@ type DialOptions struct {
 	// WebTransport session can be had: WT_NO_SUPPORT, WT_HANDSHAKE_FAILED,
 	// WT_UDP_UNREACHABLE, or a WebTransport session on which no handshake
 	// arrived (WT_HANDSHAKE_TIMEOUT) — ShouldFallBack decides. A refusal
-	// (WT_UNAUTHORIZED) or any other answer of the server is returned as it
-	// is.
+	// (WT_UNAUTHORIZED, or HTTP 429/503: transport.ErrRefused) or any other
+	// answer of the server is returned as it is.
 	WebSocketFallback bool
 	// WebSocketURL is where the fallback dials (ws:// or wss://). Empty
 	// derives it from Dial's URL (WebSocketURL):

@@ -42,8 +42,14 @@ type Report struct {
 // established and no handshake arrived on it (WT_HANDSHAKE_TIMEOUT, §4.1:
 // "some clients establish a WebTransport session successfully and then
 // never transmit application bytes"). Every other error is the server's
-// answer or the caller's (WT_UNAUTHORIZED is final, §4), and stands.
+// answer or the caller's (WT_UNAUTHORIZED is final, §4), and stands; so does
+// a session request the server refused with HTTP 429 or 503
+// (transport.ErrRefused): it would refuse the other mapping too, or let one
+// address hold twice its bound.
 func ShouldFallBack(err error) bool {
+	if errors.Is(err, transport.ErrRefused) {
+		return false
+	}
 	switch wire.CodeOf(err) {
 	case wire.NoSupport, wire.HandshakeFailed, wire.UDPUnreachable, wire.HandshakeTimeout:
 		return true

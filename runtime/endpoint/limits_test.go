@@ -16,12 +16,14 @@ import (
 // listener and the engine: the
 // call over the cap is reset WT_TOO_MANY_STREAMS, and a WebSocket peer that
 // never sends its handshake is closed WT_HANDSHAKE_TIMEOUT after the
-// listener's (shortened) deadline.
+// listener's (shortened) deadline. The scrape counts both hits, the two
+// cancelled calls and the WT_HANDSHAKE_TIMEOUT end.
 func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
 	// The limits are the server's alone: the listener has no field for them.
 	opts := Options{}
 	hanging := make(chan struct{}, 4)
-	srv, err := tio.NewServer(contract, tio.ServerOptions{Options: tio.Options{MaxCalls: 2, HandshakeTimeout: 300 * time.Millisecond}})
+	reg := serveMetrics(t)
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Metrics: reg.Metrics, Options: tio.Options{MaxCalls: 2, HandshakeTimeout: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +86,17 @@ func TestSpec10_1_Spec4_1_ListenerLimitsReachTheEngine(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 4*time.Second {
 		t.Fatalf("closed after %v: the engine kept the default deadline", waited)
+	}
+	waitFor(t, "the handshake deadline's end counted", func() bool {
+		return value(t, reg, "tio_sessions_ended_total", "mapping", "websocket", "code", "WT_HANDSHAKE_TIMEOUT") == 1
+	})
+	waitFor(t, "the cancelled calls counted", func() bool {
+		return value(t, reg, "tio_calls_total", "event", "hang", "outcome", "cancelled") == 2
+	})
+	got := reg.Scrape(t)
+	for limit, want := range map[string]float64{"max_calls": 1, "handshake_timeout": 1} {
+		if v := got.Get("tio_limit_hits_total", "limit", limit); v != want {
+			t.Errorf("%s hits %v, want %v", limit, v, want)
+		}
 	}
 }

@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/tio"
 )
 
@@ -15,12 +12,8 @@ import (
 // port, gets HTTP 429 over real QUIC and over WebSocket, and is counted;
 // once one of the address's sessions ended, it is admitted again.
 func TestSessionsPerAddressAreBoundedOnBothMappings(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := tio.NewServer(contract, tio.ServerOptions{Metrics: m})
+	reg := serveMetrics(t)
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Metrics: reg.Metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package soak runs the server under a mixed, churning load with a few
 // hostile peers over both mappings on 127.0.0.1, and checks that memory
 // stays bounded and every goroutine ends. TIO_SOAK sets the duration (2m
-// by default, as make test runs it; make soak runs 30m).
+// by default, as make test runs it; make soak runs 30m), TIO_SOAK_SESSIONS
+// the sessions held at once (24 by default; make soak SESSIONS=500).
 package soak
 
 import (
@@ -56,6 +57,7 @@ type sample struct {
 	heap       uint64 // live heap after a GC
 	rss        uint64
 	goroutines int
+	cpu        time.Duration // the process's CPU time so far, user and system
 }
 
 func read(began time.Time) sample {
@@ -66,7 +68,25 @@ func read(began time.Time) sample {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return sample{at: time.Since(began), heap: ms.HeapAlloc, rss: rss(), goroutines: runtime.NumGoroutine()}
+	return sample{at: time.Since(began), heap: ms.HeapAlloc, rss: rss(), goroutines: runtime.NumGoroutine(), cpu: cpuTime()}
+}
+
+// cpuTime is the process's user and system time from /proc/self/stat (in
+// clock ticks, 100 a second on Linux); 0 where there is none.
+func cpuTime() time.Duration {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // rss is the resident set from /proc/self/statm; 0 where there is none.
@@ -97,10 +117,14 @@ func slope(ss []sample, y func(sample) float64) float64 {
 	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
 }
 
-// The soak: sessions on both mappings emit into a shared room (every
-// member receives every broadcast), make returns and yields calls, send
+// The soak: sessions on both mappings emit into their room (every member
+// receives every broadcast), make returns and yields calls, send
 // datagrams, and reconnect every few seconds; hostile peers send garbage
-// or stop reading. After a warm-up, the live heap after GC must not grow
+// or stop reading. The traffic is the same whatever the number of
+// sessions (load): rooms of 24 members, and each session's iterations and
+// life slowed by sessions/24, so 500 sessions make the traffic and the
+// session setups of 24, spread over 500 live sessions. After a warm-up,
+// the live heap after GC must not grow
 // by more than 2 MB per hour of slope plus a fixed noise allowance, and
 // the goroutines must stay bounded during and return to the baseline
 // after. Every session but the hostile ones must end WT_NO_ERROR.
@@ -109,13 +133,20 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("TIO_SOAK")); err == nil && d > 0 {
 		duration = d
 	}
+	ld := newLoad(os.Getenv("TIO_SOAK_SESSIONS"))
+	t.Logf("%d sessions at once, in rooms of %d; an iteration every %v, sessions living %v to %v", ld.sessions, roomSize, ld.pace, ld.life, 3*ld.life)
 	leakcheck.Check(t, 10*time.Second)
+	idle := runtime.NumGoroutine()
 	cert, err := devcert.Mint(time.Now(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler) // the hostile peers' ends are logged at Info
-	srv, err := tio.NewServer(contract, tio.ServerOptions{Logger: quiet, OnSession: func(p *tio.Peer) { _ = p.Join("all") }})
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Logger: quiet, OnSession: func(p *tio.Peer) {
+		if room, _ := p.Data().(string); room != "" {
+			_ = p.Join(room)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +159,27 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		}
 		return nil
 	})
-	srv.HandleEmit(evSay, func(ctx context.Context, p *tio.Peer, b []byte) error { return p.Broadcast(ctx, "all", evSaid, b) })
-	srv.HandleEmit(evPos, func(ctx context.Context, p *tio.Peer, b []byte) error {
-		return p.BroadcastDatagram(ctx, "all", evPos, b)
+	srv.HandleEmit(evSay, func(ctx context.Context, p *tio.Peer, b []byte) error {
+		return p.Broadcast(ctx, p.Data().(string), evSaid, b)
 	})
-	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/soak", Dev: cert, Logger: quiet})
+	srv.HandleEmit(evPos, func(ctx context.Context, p *tio.Peer, b []byte) error {
+		return p.BroadcastDatagram(ctx, p.Data().(string), evPos, b)
+	})
+	// A session's room is in its URL's query.
+	room := func(_ context.Context, r *transport.Request) (any, error) { return r.Query.Get("room"), nil }
+	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/soak", Dev: cert, Logger: quiet, Authorize: room})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pin := endpoint.DialOptions{CertHashes: [][32]byte{cert.SHA256}}
 	began := time.Now()
+	// The runtime keeps every goroutine descriptor it ever made, on the
+	// heap: make as many as the load runs at its peak (about 21 a session)
+	// before the baseline, so the heap after every session ended shows what
+	// the sessions left rather than the runtime's high-water mark.
+	parkGoroutines(25*ld.sessions + 100)
+	baseline := read(began)
+	last := baseline
 	ctx, stop := context.WithTimeout(context.Background(), duration)
 	defer stop()
 
@@ -149,12 +191,14 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	const workers = 24
+	workers := ld.sessions
 	for w := range workers {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), 1))
+			room := "?room=r" + strconv.Itoa(w/roomSize)
+			time.Sleep(time.Duration(w) * ld.ramp)
 			for ctx.Err() == nil {
-				if err := session(ctx, r, w%2 == 0, l, pin, &ops); err != nil && ctx.Err() == nil {
+				if err := session(ctx, r, w%2 == 0, l, room, pin, ld, &ops); err != nil && ctx.Err() == nil {
 					fail(err)
 					return
 				}
@@ -166,7 +210,7 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	wg.Go(func() {
 		tlsConf := webtransport.PinnedTLSConfig([][32]byte{cert.SHA256}, nil)
 		for i := 0; ctx.Err() == nil; i++ {
-			if err := hostilePeer(ctx, l.WebSocketURL(), tlsConf, i%2 == 0); err != nil && ctx.Err() == nil {
+			if err := hostilePeer(ctx, l.WebSocketURL()+"?room=r0", tlsConf, i%2 == 0); err != nil && ctx.Err() == nil {
 				fail(fmt.Errorf("hostile peer: %w", err))
 				return
 			}
@@ -174,7 +218,6 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		}
 	})
 
-	baseline := read(began)
 	var samples []sample
 	tick := time.NewTicker(min(duration/24, time.Minute))
 	for done := false; !done; {
@@ -182,16 +225,17 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		case <-tick.C:
 			s := read(began)
 			samples = append(samples, s)
-			t.Logf("%6.0fs heap %6.1f MB rss %6.1f MB goroutines %5d ops %d hostile %d", s.at.Seconds(), float64(s.heap)/1e6, float64(s.rss)/1e6, s.goroutines, ops.Load(), hostile.Load())
+			t.Logf("%6.0fs heap %6.1f MB rss %6.1f MB goroutines %5d cpu %3.0f%% ops %d hostile %d", s.at.Seconds(), float64(s.heap)/1e6, float64(s.rss)/1e6, s.goroutines,
+				100*(s.cpu-last.cpu).Seconds()/(s.at-last.at).Seconds(), ops.Load(), hostile.Load())
+			last = s
 		case <-ctx.Done():
 			done = true
 		}
 	}
 	tick.Stop()
 	wg.Wait()
-	if n := failures.Load(); n > 0 {
-		t.Fatalf("%d failures, the first: %v", n, firstFailure.Load())
-	}
+	// Shut down before judging, so a failed run's goroutines end too and
+	// the leak check reports only real leaks.
 	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := l.Shutdown(shut); err != nil {
@@ -200,10 +244,18 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if n := failures.Load(); n > 0 {
+		t.Fatalf("%d failures, the first: %v", n, firstFailure.Load())
+	}
 	if ops.Load() == 0 || hostile.Load() == 0 {
 		t.Fatalf("no load ran: %d operations, %d hostile peers", ops.Load(), hostile.Load())
 	}
 
+	// A closing QUIC connection's goroutines end shortly after its
+	// session; then the heap holds what the sessions left.
+	for settle := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > idle && time.Now().Before(settle); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	after := read(began)
 
 	// The first quarter is warm-up (pools, buffers, the scheduler's own).
@@ -216,15 +268,17 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	}
 	t.Logf("after warm-up: heap slope %.1f MB/hour, RSS slope %.1f MB/hour, goroutines at most %d (baseline %d, after %d); heap before %.1f MB, after %.1f MB; %d operations, %d hostile peers",
 		heapSlope/1e6, rssSlope/1e6, maxG, baseline.goroutines, after.goroutines, float64(baseline.heap)/1e6, float64(after.heap)/1e6, ops.Load(), hostile.Load())
-	// What is allowed to stay: 2 MB per hour, plus 4 MB of noise (a
-	// GC'd heap under load still holds the buffers in flight).
+	// What is allowed to stay: 2 MB per hour, plus 4 MB of noise; under
+	// load 4 MB for every 24 sessions (a GC'd heap under load still holds
+	// the buffers in flight, which grow with the sessions).
 	allowed := 2e6*duration.Hours() + 4e6
+	allowedUnderLoad := allowed + 4e6*(max(1, float64(ld.sessions)/roomSize)-1)
 	// The live heap under load, as the median of a window (robust to the
 	// buffers in flight at one sample): the last quarter against the
 	// second.
 	early, late := median(steady[:len(steady)/3]), median(steady[len(steady)*2/3:])
-	if grew := float64(late) - float64(early); grew > allowed {
-		t.Errorf("the live heap under load grew %.1f MB (median %.1f to %.1f MB), more than %.1f MB", grew/1e6, float64(early)/1e6, float64(late)/1e6, allowed/1e6)
+	if grew := float64(late) - float64(early); grew > allowedUnderLoad {
+		t.Errorf("the live heap under load grew %.1f MB (median %.1f to %.1f MB), more than %.1f MB", grew/1e6, float64(early)/1e6, float64(late)/1e6, allowedUnderLoad/1e6)
 	}
 	// Once every session ended, what the churned sessions left behind.
 	if grew := float64(after.heap) - float64(baseline.heap); grew > allowed {
@@ -239,6 +293,19 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	}
 }
 
+// parkGoroutines starts n goroutines that wait together, then ends them.
+func parkGoroutines(n int) {
+	var started, done sync.WaitGroup
+	release := make(chan struct{})
+	for range n {
+		started.Add(1)
+		done.Go(func() { started.Done(); <-release })
+	}
+	started.Wait()
+	close(release)
+	done.Wait()
+}
+
 // median is the median live heap of ss.
 func median(ss []sample) uint64 {
 	hs := make([]uint64, len(ss))
@@ -249,23 +316,54 @@ func median(ss []sample) uint64 {
 	return hs[len(hs)/2]
 }
 
-// session runs one client session for a few seconds of mixed load, then
-// closes it WT_NO_ERROR and checks that it ended so.
-func session(ctx context.Context, r *rand.Rand, overWT bool, l *endpoint.Listener, pin endpoint.DialOptions, ops *atomic.Int64) error {
+// roomSize is the members of a room: a broadcast's fan-out, whatever the
+// number of sessions.
+const roomSize = 24
+
+// load is how hard the soak drives the server: sessions held at once, each
+// iterating every pace and living life to 3×life. 24 sessions iterate
+// every 100 ms and live 2–6 s; more sessions are slowed in proportion, so
+// the iterations and session setups a second stay those of 24 sessions
+// (about 240 and 6) while the live sessions, rooms and their memory grow.
+// More than 24 sessions also ramp up over one life, rather than all dial
+// at once.
+type load struct {
+	sessions         int
+	pace, life, ramp time.Duration
+}
+
+func newLoad(sessions string) load {
+	n, err := strconv.Atoi(sessions)
+	if err != nil || n < 1 {
+		n = roomSize
+	}
+	slow := max(1, float64(n)/roomSize)
+	ld := load{sessions: n, pace: time.Duration(slow * float64(100*time.Millisecond)), life: time.Duration(slow * float64(2*time.Second))}
+	if n > roomSize {
+		ld.ramp = ld.life / time.Duration(n)
+	}
+	return ld
+}
+
+// session runs one client session in the room of the query for a while of
+// mixed load, then closes it WT_NO_ERROR and checks that it ended so. Its
+// first iteration waits a random part of pace, so sessions do not iterate
+// in step.
+func session(ctx context.Context, r *rand.Rand, overWT bool, l *endpoint.Listener, room string, pin endpoint.DialOptions, ld load, ops *atomic.Int64) error {
 	var c *tio.Client
 	var err error
 	if overWT {
-		c, err = endpoint.Dial(ctx, l.URL(), contract, pin)
+		c, err = endpoint.Dial(ctx, l.URL()+room, contract, pin)
 	} else {
-		c, err = endpoint.DialWebSocket(ctx, l.WebSocketURL(), contract, pin)
+		c, err = endpoint.DialWebSocket(ctx, l.WebSocketURL()+room, contract, pin)
 	}
 	if err != nil {
 		return err
 	}
 	c.On(evSaid, func([]byte) error { return nil })
 	c.On(evPos, func([]byte) error { return nil })
-	life := time.Duration(2000+r.IntN(4000)) * time.Millisecond
-	until := time.Now().Add(life)
+	until := time.Now().Add(ld.life + time.Duration(r.Int64N(int64(2*ld.life))))
+	time.Sleep(time.Duration(r.Int64N(int64(ld.pace))))
 	payload := make([]byte, 64+r.IntN(512))
 	for i := 0; time.Now().Before(until) && ctx.Err() == nil; i++ {
 		if err := c.Emit(evSay, payload); err != nil {
@@ -287,7 +385,7 @@ func session(ctx context.Context, r *rand.Rand, overWT bool, l *endpoint.Listene
 			}
 		}
 		ops.Add(1)
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(ld.pace)
 	}
 	if err := c.Close(tio.NoError, "churn"); err != nil {
 		return err

@@ -214,10 +214,15 @@ func (c *conn) writeFailed(err error) {
 }
 
 // finishLocal sends the close frame and waits for the closing handshake,
-// for at most CloseGrace, then drops the TCP connection.
+// for at most CloseGrace, then drops the TCP connection. The grace is the
+// peer's, so it starts once this side holds the socket: waking the
+// session's reader is this host's work, and when a thousand sessions close
+// at once on a starved host it alone can outlast the grace, which then
+// dropped the socket before the close frame was written (the peer saw a
+// lost connection, not the close).
 func (c *conn) finishLocal(code uint16, reason string) {
-	grace := c.clk.AfterFunc(c.opts.CloseGrace, func() { _ = c.raw.Close() })
 	c.takeSocket()
+	grace := c.clk.AfterFunc(c.opts.CloseGrace, func() { _ = c.raw.Close() })
 	_ = c.ws.Close(cws.StatusCode(code), reason)
 	grace.Stop()
 	c.finishDropped()

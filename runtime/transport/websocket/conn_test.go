@@ -411,6 +411,33 @@ func TestLocalCloseWakesBlockedReadAndCompletesHandshake(t *testing.T) {
 	waitFinished(t, c)
 }
 
+// A local close's grace is the peer's: it starts once this side holds the
+// socket. Here the session's reader has not given the socket up yet (on a
+// starved host waking it can take longer than the grace) when a whole
+// grace passes on the injected clock; the close frame is still written and
+// the peer reads the code and reason rather than a dropped connection.
+func TestCloseGraceStartsOnceTheSocketIsTaken(t *testing.T) {
+	leakcheck.Check(t, leakGrace)
+	clk := clock.NewFake()
+	srv := startServer(t, &Handler{Options: Options{Clock: clk}})
+	ws := rawDial(t, srv.url)
+	c := srv.session(t).(*conn)
+	c.readMu.Lock()                                          // the reader, not yet scheduled
+	_ = c.Close(wire.CloseNoError, transport.ShutdownReason) // stops the session's timers
+	time.Sleep(20 * time.Millisecond)                        // the closing goroutine reaches the socket
+	if n := clk.Pending(); n != 0 {
+		c.readMu.Unlock()
+		t.Fatalf("%d timers pending while the socket is not taken: the grace started before", n)
+	}
+	clk.Advance(DefaultCloseGrace)
+	c.readMu.Unlock()
+	answerClose(ws)
+	if _, ce := readUntilClose(t, ws); ce.Code != cws.StatusNormalClosure || ce.Reason != transport.ShutdownReason {
+		t.Fatalf("the peer saw close %d %q, want 1000 %q", ce.Code, ce.Reason, transport.ShutdownReason)
+	}
+	waitFinished(t, c)
+}
+
 func TestStopDropsBytesAndStillSeesClose(t *testing.T) {
 	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})

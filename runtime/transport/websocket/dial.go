@@ -27,8 +27,9 @@ type DialOptions struct {
 }
 
 // Dial opens a session over the WebSocket at rawURL (ws:// or wss://). A
-// failed upgrade returns a WT_HANDSHAKE_FAILED error; a refusal arrives
-// after the upgrade, as the session's close (CloseInfo code 1007).
+// failed upgrade returns a WT_HANDSHAKE_FAILED error (one the server refused
+// with HTTP 429 or 503 wraps transport.ErrRefused); an authorize refusal
+// arrives after the upgrade, as the session's close (CloseInfo code 1007).
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -52,8 +53,14 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		TLSClientConfig:   opts.TLSConfig,
 		DisableKeepAlives: true,
 	}}
-	ws, _, err := cws.Dial(ctx, rawURL, &cws.DialOptions{HTTPClient: client, HTTPHeader: opts.Header})
+	ws, rsp, err := cws.Dial(ctx, rawURL, &cws.DialOptions{HTTPClient: client, HTTPHeader: opts.Header})
 	if err != nil {
+		if rsp != nil {
+			if e := transport.SessionRequestRefused(u.Host, u.Path, rsp.StatusCode, rsp.Header.Get("Retry-After")); e != nil {
+				e.Message = "the WebSocket upgrade: " + e.Message
+				return nil, e
+			}
+		}
 		msg := err.Error()
 		if u.RawQuery != "" {
 			msg = strings.ReplaceAll(msg, u.RawQuery, "…")

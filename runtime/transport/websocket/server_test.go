@@ -14,6 +14,7 @@ import (
 	cws "github.com/coder/websocket"
 
 	"github.com/transport-io/tiogen/internal/leakcheck"
+	"github.com/transport-io/tiogen/internal/scrape"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -250,9 +251,12 @@ func TestHandlerMaxSessions(t *testing.T) {
 	waitFinished(t, last)
 }
 
+// A handler shut down closes its sessions WT_NO_ERROR, then answers a
+// session request HTTP 503, counted as shutting_down.
 func TestHandlerShutdownClosesSessions(t *testing.T) {
 	leakcheck.Check(t, leakGrace)
-	h := &Handler{}
+	reg := scrape.Serve(t)
+	h := &Handler{Metrics: reg.Metrics}
 	srv := startServer(t, h)
 	c := dialConn(t, srv.url, Options{})
 	sc := srv.session(t)
@@ -270,5 +274,8 @@ func TestHandlerShutdownClosesSessions(t *testing.T) {
 	waitFinished(t, sc)
 	if _, err := Dial(ctx, srv.url, DialOptions{}); wire.CodeOf(err) != wire.HandshakeFailed || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("a session after Shutdown: %v, want HTTP 503", err)
+	}
+	if got := reg.Value(t, "tio_refusals_total", "mapping", "websocket", "reason", "shutting_down"); got != 1 {
+		t.Fatalf("%v shutting_down refusals counted, want 1", got)
 	}
 }

@@ -144,7 +144,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	if err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 		if rsp != nil {
-			return nil, sessionRequestRefused(host, u.Path, rsp.StatusCode)
+			return nil, sessionRequestRefused(host, u.Path, rsp)
 		}
 		return nil, wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, err)
 	}
@@ -170,22 +170,11 @@ func lingerThenClose(c *conn, grace time.Duration) {
 
 // sessionRequestRefused names what an HTTP status answering the session
 // request means (the path never carries the query).
-func sessionRequestRefused(host, path string, status int) error {
-	e := &wire.Error{Code: wire.HandshakeFailed, Remedy: wire.HandshakeFailed.Remedy()}
-	switch status {
-	case http.StatusNotFound:
-		e.Message = fmt.Sprintf("server %s serves no WebTransport session at path %q (HTTP 404)", host, path)
-		e.Remedy = "Check the URL's path: it must be the path the server listens on."
-	case http.StatusForbidden:
-		e.Message = fmt.Sprintf("server %s refused the session request (HTTP 403): its origin check refused this client's Origin", host)
-		e.Remedy = "Add this page's origin to the server's allowed origins, or connect from one it allows."
-	case http.StatusServiceUnavailable:
-		e.Message = fmt.Sprintf("server %s is at its session limit or shutting down (HTTP 503)", host)
-		e.Remedy = "Retry later, with backoff."
-	default:
-		e.Message = fmt.Sprintf("server %s answered the session request with HTTP %d", host, status)
+func sessionRequestRefused(host, path string, rsp *http.Response) error {
+	if e := transport.SessionRequestRefused(host, path, rsp.StatusCode, rsp.Header.Get("Retry-After")); e != nil {
+		return e
 	}
-	return e
+	return wire.Errorf(wire.HandshakeFailed, "server %s answered the session request with HTTP %d", host, rsp.StatusCode)
 }
 
 // handshakeFailure decides between WT_UDP_UNREACHABLE and

@@ -4,11 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
-	"github.com/transport-io/tiogen/runtime/metrics"
+	"github.com/transport-io/tiogen/internal/scrape"
 )
 
 // One remote address cannot hold more than MaxConnectionsPerAddress QUIC
@@ -16,12 +15,8 @@ import (
 // same IP, on another source port, is closed H3_EXCESSIVE_LOAD and counted;
 // once one ends, the address may connect again.
 func TestQUICConnectionsPerAddressAreBounded(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := startServer(t, Options{MaxConnectionsPerAddress: 2, Metrics: m})
+	reg := scrape.Serve(t)
+	h := startServer(t, Options{MaxConnectionsPerAddress: 2, Metrics: reg.Metrics})
 	first := rawQUIC(t, h)
 	rawQUIC(t, h)
 	waitFor(t, "two connections to be tracked", func() bool { return h.srv.conns.count() == 2 })
@@ -43,30 +38,9 @@ func TestQUICConnectionsPerAddressAreBounded(t *testing.T) {
 	}
 }
 
-func refusals(t *testing.T, reg *prometheus.Registry, reason string) float64 {
+// refusals is the scraped tio_refusals_total of the WebTransport mapping
+// for reason.
+func refusals(t *testing.T, reg *scrape.Endpoint, reason string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "tio_refusals_total" {
-			continue
-		}
-		for _, mt := range f.GetMetric() {
-			var mapping, why string
-			for _, l := range mt.GetLabel() {
-				switch l.GetName() {
-				case "mapping":
-					mapping = l.GetValue()
-				case "reason":
-					why = l.GetValue()
-				}
-			}
-			if mapping == "webtransport" && why == reason {
-				return mt.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return reg.Value(t, "tio_refusals_total", "mapping", "webtransport", "reason", reason)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/transport-io/tiogen/internal/scrape"
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/devcert"
 )
@@ -47,10 +48,11 @@ func closedBy(t *testing.T, qc *quic.Conn) *quic.ApplicationError {
 
 // A QUIC connection that never sends a whole HTTP/3 request is closed
 // after RequestTimeout (10 s, injected clock), as the HTTPS side closes a
-// half-open TCP connection; one that opened a session stays.
+// half-open TCP connection, and counted; one that opened a session stays.
 func TestQUICConnectionWithoutARequestIsClosed(t *testing.T) {
 	fake := clock.NewFake()
-	h := startServer(t, Options{Clock: fake})
+	reg := scrape.Serve(t)
+	h := startServer(t, Options{Clock: fake, Metrics: reg.Metrics})
 	idle := rawQUIC(t, h)
 	client, _ := h.pair()
 	waitFor(t, "both connections to be tracked", func() bool { return h.srv.conns.count() == 2 })
@@ -65,6 +67,9 @@ func TestQUICConnectionWithoutARequestIsClosed(t *testing.T) {
 	if ae.ErrorCode != quic.ApplicationErrorCode(http3.ErrCodeNoError) || !strings.Contains(ae.ErrorMessage, "no request within 10000 ms") {
 		t.Fatalf("closed with %#x %q", ae.ErrorCode, ae.ErrorMessage)
 	}
+	if got := refusals(t, reg, "no_request"); got != 1 {
+		t.Fatalf("%v no_request refusals counted, want 1", got)
+	}
 	select {
 	case <-client.Done():
 		t.Fatalf("the session's connection was closed too: %+v", client.CloseInfo())
@@ -74,15 +79,19 @@ func TestQUICConnectionWithoutARequestIsClosed(t *testing.T) {
 }
 
 // QUIC connections are bounded whether or not they carry sessions: past
-// MaxConnections the next is closed H3_EXCESSIVE_LOAD at once.
+// MaxConnections the next is closed H3_EXCESSIVE_LOAD at once, and counted.
 func TestQUICConnectionLimit(t *testing.T) {
-	h := startServer(t, Options{MaxConnections: 2})
+	reg := scrape.Serve(t)
+	h := startServer(t, Options{MaxConnections: 2, Metrics: reg.Metrics})
 	rawQUIC(t, h)
 	rawQUIC(t, h)
 	waitFor(t, "two connections to be tracked", func() bool { return h.srv.conns.count() == 2 })
 	ae := closedBy(t, rawQUIC(t, h))
 	if ae.ErrorCode != quic.ApplicationErrorCode(http3.ErrCodeExcessiveLoad) || !strings.Contains(ae.ErrorMessage, "2 connections") {
 		t.Fatalf("closed with %#x %q", ae.ErrorCode, ae.ErrorMessage)
+	}
+	if got := refusals(t, reg, "max_connections"); got != 1 {
+		t.Fatalf("%v max_connections refusals counted, want 1", got)
 	}
 }
 

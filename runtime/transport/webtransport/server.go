@@ -86,8 +86,9 @@ type Options struct {
 	// transport.DefaultMaxSessionsPerAddress.
 	MaxSessionsPerAddress int
 	// MaxCalls is the per-session call cap the engine enforces; default
-	// DefaultMaxCalls. QUIC admits twice as many bidirectional streams so
-	// the engine sees the excess and resets it with code 9.
+	// DefaultMaxCalls. QUIC admits twice as many bidirectional streams,
+	// besides the session's own CONNECT stream, so the engine sees the
+	// excess and resets it with code 9.
 	MaxCalls int
 	// HandshakeTimeout is the §4.1 deadline the engine enforces; default
 	// DefaultHandshakeTimeout.
@@ -265,8 +266,8 @@ func Listen(opts Options) (*Server, error) {
 	s.ln, err = s.qtr.ListenEarly(h3TLS, &quic.Config{
 		EnableDatagrams:                  true,
 		EnableStreamResetPartialDelivery: true,
-		MaxIncomingStreams:               int64(2 * s.limits.MaxCalls),
-		MaxIncomingUniStreams:            16, // HTTP/3's three plus the emit stream, with room
+		MaxIncomingStreams:               int64(2*s.limits.MaxCalls + 1), // the session's CONNECT request is a bidirectional stream too
+		MaxIncomingUniStreams:            16,                             // HTTP/3's three plus the emit stream, with room
 		MaxIdleTimeout:                   orDuration(opts.IdleTimeout, DefaultIdleTimeout),
 	})
 	if err != nil {
