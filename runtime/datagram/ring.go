@@ -15,7 +15,7 @@ const (
 	RingTTL = 150 * time.Millisecond
 )
 
-// ProbeInterval is how often the server sends an empty datagram on each
+// ProbeInterval is how often the server sends a probe datagram on each
 // session as a liveness probe (§7.2).
 const ProbeInterval = 15 * time.Second
 

@@ -107,7 +107,8 @@ func TestCloseCapsuleBytes(t *testing.T) {
 
 // §4.1, §11: a client that closes right after writing its handshake does
 // not lose it to a server that reads late: the close waits for the server's
-// sign that it read (its first probe, an empty datagram), not for a timer.
+// sign that it read (its first probe, a datagram too short to carry an
+// event), not for a timer.
 // The server here reads 300 ms late, as a loaded one may; a close sent
 // before it read makes webtransport-go abandon the unread stream.
 func TestSpec11_ClientCloseWaitsUntilTheServerReadItsHandshake(t *testing.T) {
