@@ -133,8 +133,11 @@ func centrifugeMembers(ctx context.Context, g *goAudience, hello childHello) err
 	}
 	return parallel(ctx, len(clients), func(ctx context.Context, i int) error {
 		r := g.a.recorders[i]
-		c, err := dialCentrifuge(ctx, hello.URL, &lost, r.record)
-		if err != nil {
+		var c *centrifugeClient
+		if err := dialRetrying(ctx, func(ctx context.Context) (err error) {
+			c, err = dialCentrifuge(ctx, hello.URL, &lost, r.record)
+			return err
+		}); err != nil {
 			return err
 		}
 		clients[i] = c
