@@ -42,10 +42,17 @@ type emitQueue struct {
 	// takes counts the writer's takes that found frames: a queue whose
 	// count stands still for EmitStallTimeout is not being read.
 	takes uint64
+	// bytes is what the queued frames hold; earlyAt, when positive, is the
+	// count whose crossing wakes the writer again, ending its flush delay.
+	bytes   int
+	earlyAt int
 }
 
-func newEmitQueue(capacity int) *emitQueue {
-	return &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
+// newEmitQueue makes a queue of capacity frames. earlyAt is 0 for a writer
+// that writes as soon as it is woken, or the queued bytes at which a
+// writer holding back for its flush delay is woken again.
+func newEmitQueue(capacity, earlyAt int) *emitQueue {
+	return &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1), earlyAt: earlyAt}
 }
 
 type pushResult uint8
@@ -68,14 +75,25 @@ func (q *emitQueue) push(f *frame) pushResult {
 	}
 	q.ring[(q.head+q.n)%len(q.ring)] = f
 	q.n++
-	wasEmpty := q.n == 1
+	before := q.bytes
+	q.bytes += len(f.b)
+	wake := q.n == 1 || (q.earlyAt > 0 && before < q.earlyAt && q.bytes >= q.earlyAt)
 	q.mu.Unlock()
 	// A queue that already held frames has a wake-up pending, or a writer
-	// that takes everything queued before it waits again.
-	if wasEmpty {
+	// that takes everything queued before it waits again; a writer holding
+	// back is woken once more, when a packet's worth is queued.
+	if wake {
 		q.signal()
 	}
 	return pushed
+}
+
+// early reports whether a packet's worth is queued, so a writer holding
+// back for its flush delay need not.
+func (q *emitQueue) early() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bytes >= q.earlyAt
 }
 
 func (q *emitQueue) signal() {
@@ -96,6 +114,7 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
+	q.bytes = 0
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
 	return dst
@@ -145,6 +164,7 @@ func (q *emitQueue) shutdown() {
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
+	q.bytes = 0
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
 }
