@@ -59,15 +59,15 @@ type Options struct {
 	// emit stream is not read meanwhile, and a burst from one peer slows
 	// that peer instead of closing the peers that read.
 	EmitStallTimeout time.Duration
-	// EmitFlushDelay is how long the emit writer, woken by a queued frame,
-	// waits for more before writing, so that frames queued meanwhile share
-	// a Write and, on WebTransport, a packet: with a broadcast every 10 ms,
-	// 10 ms halves the packets a member is sent. It adds up to that much
-	// latency to every emit. The wait ends early once a packet's worth
-	// (emitFlushEarly bytes) is queued, so a burst is not slowed, and it
-	// changes nothing of the §9 queue: still 256 frames, still closed
-	// WT_PEER_TOO_SLOW. 0, the default, writes at once; values above
-	// MaxEmitFlushDelay are MaxEmitFlushDelay.
+	// EmitFlushDelay is how long after a frame is queued onto an empty
+	// emit queue the writer is woken, so that frames queued meanwhile
+	// share a Write and, on WebTransport, a packet: with a broadcast every
+	// 10 ms, 20 ms sends each member about half the packets. It adds up to
+	// that much latency to every emit. A packet's worth queued (1,200
+	// bytes) wakes the writer at once, so a burst is not slowed, and the
+	// §9 queue is unchanged: still 256 frames, still closed
+	// WT_PEER_TOO_SLOW. 0, the default, wakes the writer at once; values
+	// above MaxEmitFlushDelay are MaxEmitFlushDelay.
 	EmitFlushDelay time.Duration
 	// MaxRequestBytes bounds the bytes the session's incoming call
 	// requests hold, from their first byte until their handler returns; a

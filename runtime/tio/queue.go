@@ -1,6 +1,9 @@
 package tio
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // frame is one encoded stream frame, immutable once queued. A frame built
 // for one peer comes from a pool and returns to it once written; a room
@@ -42,17 +45,38 @@ type emitQueue struct {
 	// takes counts the writer's takes that found frames: a queue whose
 	// count stands still for EmitStallTimeout is not being read.
 	takes uint64
-	// bytes is what the queued frames hold; earlyAt, when positive, is the
-	// count whose crossing wakes the writer again, ending its flush delay.
+	// With a flush delay (Options.EmitFlushDelay), a frame pushed onto an
+	// empty queue starts hold instead of waking the writer: the writer
+	// wakes once, holdFor later, for whatever was queued meanwhile, or at
+	// once when the queued bytes reach earlyAt (a packet's worth). hold is
+	// nil without a delay.
+	hold    *time.Timer
+	holdFor time.Duration
 	bytes   int
 	earlyAt int
 }
 
-// newEmitQueue makes a queue of capacity frames. earlyAt is 0 for a writer
-// that writes as soon as it is woken, or the queued bytes at which a
-// writer holding back for its flush delay is woken again.
-func newEmitQueue(capacity, earlyAt int) *emitQueue {
-	return &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1), earlyAt: earlyAt}
+// newEmitQueue makes a queue of capacity frames whose writer is woken at
+// once (flushDelay 0) or after flushDelay (see hold).
+func newEmitQueue(capacity int, flushDelay time.Duration) *emitQueue {
+	q := &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
+	if flushDelay > 0 {
+		q.hold, q.holdFor, q.earlyAt = time.NewTimer(flushDelay), flushDelay, emitFlushEarly
+		q.hold.Stop()
+	}
+	return q
+}
+
+// emitFlushEarly is a packet's worth of queued frame bytes: about what one
+// QUIC packet carries. Reaching it ends a flush delay.
+const emitFlushEarly = 1200
+
+// held is the channel of the flush delay's timer, nil without a delay.
+func (q *emitQueue) held() <-chan time.Time {
+	if q.hold == nil {
+		return nil
+	}
+	return q.hold.C
 }
 
 type pushResult uint8
@@ -77,23 +101,22 @@ func (q *emitQueue) push(f *frame) pushResult {
 	q.n++
 	before := q.bytes
 	q.bytes += len(f.b)
-	wake := q.n == 1 || (q.earlyAt > 0 && before < q.earlyAt && q.bytes >= q.earlyAt)
+	first := q.n == 1
+	early := q.hold != nil && before < q.earlyAt && q.bytes >= q.earlyAt
 	q.mu.Unlock()
-	// A queue that already held frames has a wake-up pending, or a writer
-	// that takes everything queued before it waits again; a writer holding
-	// back is woken once more, when a packet's worth is queued.
-	if wake {
+	// A queue that already held frames has a wake-up pending (or its hold
+	// running), or a writer that takes everything queued before it waits
+	// again. With a delay, the first frame starts the hold, and a packet's
+	// worth wakes the writer before it ends.
+	switch {
+	case early:
+		q.signal()
+	case first && q.hold != nil:
+		q.hold.Reset(q.holdFor)
+	case first:
 		q.signal()
 	}
 	return pushed
-}
-
-// early reports whether a packet's worth is queued, so a writer holding
-// back for its flush delay need not.
-func (q *emitQueue) early() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.bytes >= q.earlyAt
 }
 
 func (q *emitQueue) signal() {
@@ -159,6 +182,9 @@ func (q *emitQueue) depth() int {
 func (q *emitQueue) shutdown() {
 	q.mu.Lock()
 	q.closed = true
+	if q.hold != nil {
+		q.hold.Stop()
+	}
 	for ; q.n > 0; q.n-- {
 		q.ring[q.head].release()
 		q.ring[q.head] = nil

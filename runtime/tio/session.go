@@ -138,7 +138,7 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 		clk:      opts.Clock,
 		hsFrame:  hsFrame,
 		owner:    o,
-		q:        newEmitQueue(EmitQueueFrames, flushEarlyAt(opts)),
+		q:        newEmitQueue(EmitQueueFrames, opts.EmitFlushDelay),
 		hsDone:   make(chan struct{}),
 		hsSent:   make(chan struct{}),
 		ended:    make(chan struct{}),
@@ -495,25 +495,10 @@ func (s *session) writeLoop() {
 		return
 	}
 	s.traffic.Out(metrics.LaneEmit, len(s.hsFrame))
-	var hold *time.Timer // the flush delay's, once there is one
-	defer func() {
-		if hold != nil {
-			hold.Stop()
-		}
-	}()
 	for {
 		select {
 		case <-s.q.wake:
-			if d := s.opts.EmitFlushDelay; d > 0 && !s.q.early() {
-				if hold == nil {
-					hold = time.NewTimer(d)
-				} else {
-					hold.Reset(d)
-				}
-				if !s.holdBack(hold) {
-					return
-				}
-			}
+		case <-s.q.held(): // the flush delay ended (Options.EmitFlushDelay)
 		case <-s.dg.laneReady():
 		case <-s.ctx.Done():
 			return
@@ -527,32 +512,6 @@ func (s *session) writeLoop() {
 		putEmitWrite(w)
 	}
 }
-
-// holdBack waits out the flush delay (Options.EmitFlushDelay) on hold, or
-// until a packet's worth is queued; false once the session ended. The
-// delay is no spec timer and runs on the wall clock.
-func (s *session) holdBack(hold *time.Timer) bool {
-	select {
-	case <-hold.C:
-	case <-s.q.wake: // a packet's worth queued
-		hold.Stop()
-	case <-s.ctx.Done():
-		return false
-	}
-	return true
-}
-
-// flushEarlyAt is the queued bytes that end a writer's flush delay: about
-// what one QUIC packet carries; 0 without a delay.
-func flushEarlyAt(o Options) int {
-	if o.EmitFlushDelay <= 0 {
-		return 0
-	}
-	return emitFlushEarly
-}
-
-// emitFlushEarly is a packet's worth of queued frames (see flushEarlyAt).
-const emitFlushEarly = 1200
 
 // writeQueued writes what is queued until the queue is empty, coalesced
 // into Writes of up to emitFlushAt bytes; false when a Write failed.
