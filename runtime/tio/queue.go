@@ -48,12 +48,11 @@ type emitQueue struct {
 	// With a flush delay (Options.EmitFlushDelay), a frame pushed onto an
 	// empty queue starts hold instead of waking the writer: the writer
 	// wakes once, holdFor later, for whatever was queued meanwhile, or at
-	// once when the queued bytes reach earlyAt (a packet's worth). hold is
-	// nil without a delay.
+	// once when the queued bytes reach emitFlushEarly. hold is nil without
+	// a delay.
 	hold    *time.Timer
 	holdFor time.Duration
-	bytes   int
-	earlyAt int
+	bytes   int // what the queued frames hold
 }
 
 // newEmitQueue makes a queue of capacity frames whose writer is woken at
@@ -61,7 +60,7 @@ type emitQueue struct {
 func newEmitQueue(capacity int, flushDelay time.Duration) *emitQueue {
 	q := &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
 	if flushDelay > 0 {
-		q.hold, q.holdFor, q.earlyAt = time.NewTimer(flushDelay), flushDelay, emitFlushEarly
+		q.hold, q.holdFor = time.NewTimer(flushDelay), flushDelay
 		q.hold.Stop()
 	}
 	return q
@@ -102,7 +101,7 @@ func (q *emitQueue) push(f *frame) pushResult {
 	before := q.bytes
 	q.bytes += len(f.b)
 	first := q.n == 1
-	early := q.hold != nil && before < q.earlyAt && q.bytes >= q.earlyAt
+	early := q.hold != nil && before < emitFlushEarly && q.bytes >= emitFlushEarly
 	q.mu.Unlock()
 	// A queue that already held frames has a wake-up pending (or its hold
 	// running), or a writer that takes everything queued before it waits
