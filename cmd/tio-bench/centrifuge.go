@@ -77,6 +77,10 @@ func centrifugeTarget() (*fanoutTarget, error) {
 	}, nil
 }
 
+// lastDrop is the last reason the server gave for dropping a connection
+// that then reconnected.
+var lastDrop atomic.Value
+
 // centrifugeClient is a connected centrifuge-go client (Protobuf protocol,
 // the library's leaner encoding). lost counts disconnects not asked for.
 type centrifugeClient struct {
@@ -88,10 +92,20 @@ func dialCentrifuge(ctx context.Context, url string, lost *atomic.Int64, onPub f
 	c := &centrifugeClient{Client: cfclient.NewProtobufClient(url, cfclient.Config{})}
 	connected := make(chan struct{})
 	var once sync.Once
-	c.OnConnected(func(cfclient.ConnectedEvent) { once.Do(func() { close(connected) }) })
+	var up atomic.Bool
+	c.OnConnected(func(cfclient.ConnectedEvent) { up.Store(true); once.Do(func() { close(connected) }) })
 	c.OnDisconnected(func(cfclient.DisconnectedEvent) {
 		if !c.closing.Load() && lost != nil {
 			lost.Add(1)
+		}
+	})
+	// A connection the server drops with reconnect allowed (a slow
+	// client's, for one) goes back to connecting without a disconnect:
+	// the publications meanwhile are lost, so it counts as lost too.
+	c.OnConnecting(func(e cfclient.ConnectingEvent) {
+		if up.Load() && !c.closing.Load() && lost != nil {
+			lost.Add(1)
+			lastDrop.Store(fmt.Sprintf("code %d, %q", e.Code, e.Reason))
 		}
 	})
 	if onPub != nil {
@@ -127,14 +141,17 @@ func centrifugeMembers(ctx context.Context, g *goAudience, hello childHello) err
 	})
 	g.a.lost = func() error {
 		if l := lost.Load(); l > 0 {
-			return fmt.Errorf("%d centrifuge members disconnected during the broadcast", l)
+			return fmt.Errorf("%d centrifuge members disconnected during the broadcast (last reconnect: %v)", l, lastDrop.Load())
 		}
 		return nil
 	}
 	return parallel(ctx, len(clients), func(ctx context.Context, i int) error {
 		r := g.a.recorders[i]
-		c, err := dialCentrifuge(ctx, hello.URL, &lost, r.record)
-		if err != nil {
+		var c *centrifugeClient
+		if err := dialRetrying(ctx, func(ctx context.Context) (err error) {
+			c, err = dialCentrifuge(ctx, hello.URL, &lost, r.record)
+			return err
+		}); err != nil {
 			return err
 		}
 		clients[i] = c

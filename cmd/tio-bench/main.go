@@ -135,6 +135,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.peer.broadcasts, "broadcasts", 200, "peer-fanout*: broadcasts per round (burst and paced)")
 	fs.IntVar(&cfg.peer.size, "broadcast-size", 100, "peer-fanout*: payload bytes of a broadcast")
 	fs.DurationVar(&cfg.peer.pacedEvery, "paced-every", 10*time.Millisecond, "peer-fanout*: interval between broadcasts of the paced round")
+	fs.DurationVar(&cfg.peer.flushDelay, "flush-delay", 0, "peer-fanout*: the tiogen servers' Options.EmitFlushDelay (0: write at once, the default)")
+	fs.StringVar(&cfg.peer.serverProfile, "server-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of each server child's rounds (<prefix>-<subject>-burst-<pid>.pprof and -paced-<pid>.pprof, one pair per run)")
 	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -209,7 +211,7 @@ func measure(picked []scenario, cfg config, stdout, stderr io.Writer) ([]figure,
 		var samples [][]sample
 		for run := range cfg.runs {
 			cfg.run = run
-			ctx, cancel := context.WithTimeout(context.Background(), scenarioBound(cfg))
+			ctx, cancel := context.WithTimeout(context.Background(), runBound(s.name, cfg))
 			got, err := s.run(ctx, cfg)
 			cancel()
 			if skip := (errSkipped{}); errors.As(err, &skip) {
@@ -237,6 +239,18 @@ func measure(picked []scenario, cfg config, stdout, stderr io.Writer) ([]figure,
 // error instead of a stuck harness.
 func scenarioBound(cfg config) time.Duration {
 	return 20*cfg.duration + 2*time.Minute
+}
+
+// runBound is scenarioBound, or a fan-out's ceiling where that is longer:
+// each of its subjects has a bound of its own (fanoutSubjectBound).
+func runBound(name string, cfg config) time.Duration {
+	switch name {
+	case "peer-fanout":
+		return max(scenarioBound(cfg), fanoutScenarioBound(cfg, cfg.peer.members))
+	case "peer-fanout-large":
+		return max(scenarioBound(cfg), fanoutScenarioBound(cfg, cfg.peer.membersLarge))
+	}
+	return scenarioBound(cfg)
 }
 
 func pick(which string) ([]scenario, error) {

@@ -43,6 +43,35 @@ func certHash(hello childHello) ([32]byte, error) {
 	return h, nil
 }
 
+// Setup is not what a fan-out measures: a member's dial that fails or
+// times out on a loaded host is retried, each attempt within
+// memberDialTimeout, before the subject is reported as failed.
+const (
+	memberDialAttempts = 3
+	memberDialTimeout  = 30 * time.Second
+)
+
+// dialRetrying runs dial until it succeeds, up to memberDialAttempts times,
+// each attempt bounded by memberDialTimeout within ctx; the last error is
+// returned with the attempts made.
+func dialRetrying(ctx context.Context, dial func(ctx context.Context) error) error {
+	var err error
+	for attempt := 1; attempt <= memberDialAttempts; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, memberDialTimeout)
+		err = dial(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
+	return fmt.Errorf("%d attempts: %w", memberDialAttempts, err)
+}
+
 func tioMembers(ctx context.Context, g *goAudience, dial func(ctx context.Context) (*tio.Client, error)) error {
 	clients := make([]*tio.Client, len(g.a.recorders))
 	g.closers = append(g.closers, func() {
@@ -68,8 +97,11 @@ func tioMembers(ctx context.Context, g *goAudience, dial func(ctx context.Contex
 		return nil
 	}
 	return parallel(ctx, len(clients), func(ctx context.Context, i int) error {
-		c, err := dial(ctx)
-		if err != nil {
+		var c *tio.Client
+		if err := dialRetrying(ctx, func(ctx context.Context) (err error) {
+			c, err = dial(ctx)
+			return err
+		}); err != nil {
 			return err
 		}
 		r := g.a.recorders[i]
@@ -171,8 +203,11 @@ func rawWTMembers(ctx context.Context, g *goAudience, hello childHello) error {
 	})
 	g.a.lost = m.lostErr
 	return parallel(ctx, len(sessions), func(ctx context.Context, i int) error {
-		_, sess, err := tr.Dial(ctx, hello.URL, nil)
-		if err != nil {
+		var sess *wt.Session
+		if err := dialRetrying(ctx, func(ctx context.Context) (err error) {
+			_, sess, err = tr.Dial(ctx, hello.URL, nil)
+			return err
+		}); err != nil {
 			return err
 		}
 		sessions[i] = sess
@@ -204,8 +239,11 @@ func rawWSMembers(ctx context.Context, g *goAudience, hello childHello) error {
 	})
 	g.a.lost = m.lostErr
 	return parallel(ctx, len(conns), func(ctx context.Context, i int) error {
-		c, _, err := cws.Dial(ctx, hello.URL, nil)
-		if err != nil {
+		var c *cws.Conn
+		if err := dialRetrying(ctx, func(ctx context.Context) (err error) {
+			c, _, err = cws.Dial(ctx, hello.URL, nil)
+			return err
+		}); err != nil {
 			return err
 		}
 		conns[i] = c

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,6 +27,13 @@ import (
 // then answers one childReply line per childCommand line on stdin, and exits
 // when stdin closes. socketio/server.mjs speaks the same lines.
 const peerServerEnv = "TIO_BENCH_PEER_SERVER"
+
+// peerProfileEnv names a file prefix: the child writes a CPU profile of
+// each round to <prefix>-<subject>-burst-<pid>.pprof or -paced-<pid>.pprof.
+const peerProfileEnv = "TIO_BENCH_PEER_PROFILE"
+
+// peerFlushDelayEnv carries -flush-delay to a tiogen server child.
+const peerFlushDelayEnv = "TIO_BENCH_PEER_FLUSH_DELAY"
 
 type childHello struct {
 	URL      string `json:"url"`
@@ -77,6 +85,10 @@ func startFanoutServer(ctx context.Context, cfg config, subject string) (*fanout
 		}
 		cmd = exec.CommandContext(ctx, self)
 		cmd.Env = append(os.Environ(), peerServerEnv+"="+subject)
+		cmd.Env = append(cmd.Env, peerFlushDelayEnv+"="+cfg.peer.flushDelay.String())
+		if cfg.peer.serverProfile != "" {
+			cmd.Env = append(cmd.Env, peerProfileEnv+"="+cfg.peer.serverProfile)
+		}
 	}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -169,6 +181,8 @@ func runPeerServerChild(stdin io.Reader, stdout io.Writer) (bool, error) {
 	}
 	dec := json.NewDecoder(bufio.NewReader(stdin))
 	var roundCPU time.Duration
+	prof := roundProfile{prefix: os.Getenv(peerProfileEnv), subject: shortSubject(subject)}
+	defer prof.stop()
 	for {
 		var c childCommand
 		if err := dec.Decode(&c); errors.Is(err, io.EOF) {
@@ -181,16 +195,57 @@ func runPeerServerChild(stdin io.Reader, stdout io.Writer) (bool, error) {
 		case opMembers:
 			r = awaitMembers(t, c.Members)
 		case opRound:
+			if err := prof.start(c.Interval > 0); err != nil {
+				r.Error = err.Error()
+				break
+			}
 			roundCPU = cpuTime()
 			r = broadcastPaced(t, c)
 		case opCPU:
 			r.CPUMicros = float64(cpuTime()-roundCPU) / float64(time.Microsecond)
+			prof.stop()
 		default:
 			r.Error = fmt.Sprintf("unknown op %q", c.Op)
 		}
 		if err := enc.Encode(r); err != nil {
 			return true, err
 		}
+	}
+}
+
+// roundProfile profiles the child's CPU over one round, from its first
+// broadcast until the parent asks for the CPU time; nothing without a prefix.
+type roundProfile struct {
+	prefix, subject string
+	f               *os.File
+}
+
+func (p *roundProfile) start(paced bool) error {
+	if p.prefix == "" {
+		return nil
+	}
+	p.stop()
+	round := "burst"
+	if paced {
+		round = "paced"
+	}
+	f, err := os.Create(fmt.Sprintf("%s-%s-%s-%d.pprof", p.prefix, p.subject, round, os.Getpid()))
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	p.f = f
+	return nil
+}
+
+func (p *roundProfile) stop() {
+	if p.f != nil {
+		pprof.StopCPUProfile()
+		_ = p.f.Close()
+		p.f = nil
 	}
 }
 
@@ -238,7 +293,11 @@ func cpuTime() time.Duration {
 // tiogen: a room every session joins; Room.Emit encodes the frame once.
 func tioTarget(start func(tio.ServerOptions) (ourServer, error), hello func(ourServer) childHello) (*fanoutTarget, error) {
 	var joined atomic.Int64
-	o, err := start(tio.ServerOptions{OnSession: func(p *tio.Peer) {
+	delay, err := time.ParseDuration(os.Getenv(peerFlushDelayEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", peerFlushDelayEnv, err)
+	}
+	o, err := start(tio.ServerOptions{Options: tio.Options{EmitFlushDelay: delay}, OnSession: func(p *tio.Peer) {
 		if p.Join(broadcastRoom) == nil {
 			joined.Add(1)
 		}

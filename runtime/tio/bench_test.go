@@ -91,7 +91,7 @@ func BenchmarkEmit(b *testing.B) {
 // into a pooled frame and the push onto the queue, with the queue drained
 // the way the writer drains it (without the copy into its Write buffer).
 func BenchmarkEmitSend(b *testing.B) {
-	s := &session{role: roleClient, contract: testContract, q: newEmitQueue(EmitQueueFrames)}
+	s := &session{role: roleClient, contract: testContract, q: newEmitQueue(EmitQueueFrames, 0)}
 	payload := jsonPayload(64)
 	batch := make([]*frame, 0, EmitQueueFrames)
 	b.ReportAllocs()

@@ -169,7 +169,7 @@ func TestSpec6_1_EmitsArriveInOrder(t *testing.T) {
 }
 
 func TestSpec9_EmitQueueHoldsExactly256(t *testing.T) {
-	q := newEmitQueue(EmitQueueFrames)
+	q := newEmitQueue(EmitQueueFrames, 0)
 	for i := range EmitQueueFrames {
 		if r := q.push(getFrame()); r != pushed {
 			t.Fatalf("push %d: %d", i, r)

@@ -1,6 +1,9 @@
 package tio
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // frame is one encoded stream frame, immutable once queued. A frame built
 // for one peer comes from a pool and returns to it once written; a room
@@ -42,10 +45,37 @@ type emitQueue struct {
 	// takes counts the writer's takes that found frames: a queue whose
 	// count stands still for EmitStallTimeout is not being read.
 	takes uint64
+	// With a flush delay (Options.EmitFlushDelay), a frame pushed onto an
+	// empty queue starts hold instead of waking the writer: the writer
+	// wakes once, holdFor later, for whatever was queued meanwhile, or at
+	// once when the queued bytes reach emitFlushEarly. hold is nil without
+	// a delay.
+	hold    *time.Timer
+	holdFor time.Duration
+	bytes   int // what the queued frames hold
 }
 
-func newEmitQueue(capacity int) *emitQueue {
-	return &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
+// newEmitQueue makes a queue of capacity frames whose writer is woken at
+// once (flushDelay 0) or after flushDelay (see hold).
+func newEmitQueue(capacity int, flushDelay time.Duration) *emitQueue {
+	q := &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
+	if flushDelay > 0 {
+		q.hold, q.holdFor = time.NewTimer(flushDelay), flushDelay
+		q.hold.Stop()
+	}
+	return q
+}
+
+// emitFlushEarly is a packet's worth of queued frame bytes: about what one
+// QUIC packet carries. Reaching it ends a flush delay.
+const emitFlushEarly = 1200
+
+// held is the channel of the flush delay's timer, nil without a delay.
+func (q *emitQueue) held() <-chan time.Time {
+	if q.hold == nil {
+		return nil
+	}
+	return q.hold.C
 }
 
 type pushResult uint8
@@ -68,11 +98,21 @@ func (q *emitQueue) push(f *frame) pushResult {
 	}
 	q.ring[(q.head+q.n)%len(q.ring)] = f
 	q.n++
-	wasEmpty := q.n == 1
+	before := q.bytes
+	q.bytes += len(f.b)
+	first := q.n == 1
+	early := q.hold != nil && before < emitFlushEarly && q.bytes >= emitFlushEarly
 	q.mu.Unlock()
-	// A queue that already held frames has a wake-up pending, or a writer
-	// that takes everything queued before it waits again.
-	if wasEmpty {
+	// A queue that already held frames has a wake-up pending (or its hold
+	// running), or a writer that takes everything queued before it waits
+	// again. With a delay, the first frame starts the hold, and a packet's
+	// worth wakes the writer before it ends.
+	switch {
+	case early:
+		q.signal()
+	case first && q.hold != nil:
+		q.hold.Reset(q.holdFor)
+	case first:
 		q.signal()
 	}
 	return pushed
@@ -96,6 +136,7 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
+	q.bytes = 0
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
 	return dst
@@ -140,11 +181,15 @@ func (q *emitQueue) depth() int {
 func (q *emitQueue) shutdown() {
 	q.mu.Lock()
 	q.closed = true
+	if q.hold != nil {
+		q.hold.Stop()
+	}
 	for ; q.n > 0; q.n-- {
 		q.ring[q.head].release()
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
+	q.bytes = 0
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
 }

@@ -138,7 +138,7 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 		clk:      opts.Clock,
 		hsFrame:  hsFrame,
 		owner:    o,
-		q:        newEmitQueue(EmitQueueFrames),
+		q:        newEmitQueue(EmitQueueFrames, opts.EmitFlushDelay),
 		hsDone:   make(chan struct{}),
 		hsSent:   make(chan struct{}),
 		ended:    make(chan struct{}),
@@ -497,6 +497,7 @@ func (s *session) writeLoop() {
 	for {
 		select {
 		case <-s.q.wake:
+		case <-s.q.held(): // the flush delay ended (Options.EmitFlushDelay)
 		case <-s.dg.laneReady():
 		case <-s.ctx.Done():
 			return
