@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
+
+	cws "github.com/coder/websocket"
 
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -219,5 +222,63 @@ func TestMetricsCountTheDoorsRefusalsOnBothMappings(t *testing.T) {
 				t.Errorf("%s: %s refusals %v, want %v", mp, reason, v, want)
 			}
 		}
+	}
+}
+
+// A raw WebSocket peer's emits the server drops are counted by cause (an
+// unknown event id, §5.4; an event only the server sends), and how its
+// sessions end: a close code outside §10.2 as "other", a connection
+// dropped without a close as "lost" (§11).
+func TestSpec5_4_Spec11_MetricsCountDropsAndEndsOfARawPeer(t *testing.T) {
+	reg := serveMetrics(t)
+	s := startBurstServer(t, tio.ServerOptions{Metrics: reg.Metrics})
+	dial := func() *cws.Conn {
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: pinnedTLS(t)}}
+		c, _, err := cws.Dial(testCtx(t), s.l.WebSocketURL(), &cws.DialOptions{HTTPClient: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.CloseNow() })
+		go func() { // read, as a peer does, so the server's frames flow
+			for {
+				if _, _, err := c.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		return c
+	}
+	frames := burstHandshake
+	for _, ev := range []uint32{wire.EventID("nobody-declared-this"), evSaid} {
+		var err error
+		if frames, err = wire.AppendFrame(frames, wire.FrameEmit, wire.CodecBytes, ev, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := dial()
+	if err := c.Write(testCtx(t), cws.MessageBinary, frames); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the drops counted", func() bool {
+		got := reg.Scrape(t)
+		return got.Get("tio_dropped_total", "reason", "unknown") == 1 && got.Get("tio_dropped_total", "reason", "direction") == 1
+	})
+	if err := c.Close(cws.StatusCode(wire.WebSocketCodeBase+999), "a code of its own"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the end with a code outside §10.2 counted", func() bool {
+		return value(t, reg, "tio_sessions_ended_total", "mapping", "websocket", "code", "other") == 1
+	})
+	lost := dial()
+	if err := lost.Write(testCtx(t), cws.MessageBinary, burstHandshake); err != nil {
+		t.Fatal(err)
+	}
+	s.waitMembers(t, 1)
+	_ = lost.CloseNow() // the TCP connection dropped, no close frame
+	waitFor(t, "the lost session counted", func() bool {
+		return value(t, reg, "tio_sessions_ended_total", "mapping", "websocket", "code", "lost") == 1
+	})
+	if got := value(t, reg, "tio_sessions_started_total", "mapping", "websocket"); got != 2 {
+		t.Fatalf("%v sessions started, want 2", got)
 	}
 }

@@ -166,6 +166,13 @@ func (s *session) openCall(ctx context.Context, ev *Event, req []byte, fin bool)
 		return nil, s.callFailed(ctx, nil, ev, err)
 	}
 	if _, err := st.Write(f.b); err != nil {
+		var se *transport.StreamError
+		if errors.As(err, &se) && se.Remote {
+			// The responder stopped reading the request: its answer, such as
+			// the CALL_ERROR of a request over its byte budget (§5.1), or
+			// its reset is on the stream; the caller reads that.
+			return st, nil
+		}
 		abandon(st)
 		return nil, s.callFailed(ctx, nil, ev, err)
 	}

@@ -2,6 +2,7 @@ package tio
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +119,19 @@ func TestSpec6_2_RequestMustArriveWithinItsDeadline(t *testing.T) {
 	fake.Advance(time.Millisecond)
 	wantCallError(t, rd, wire.Aborted, "120000 ms")
 	waitFor(t, "the request's bytes to be given back", func() bool { return ts.requestBytes.held.Load() == 0 })
+}
+
+// §5.1, §6.4: a request refused for the byte budget while the caller is
+// still writing it (the responder answers CALL_ERROR and stops reading the
+// rest) reaches the caller as the responder's WT_PAYLOAD_TOO_LARGE, not as
+// a reset of its write: the answer is read from the stream after the stop.
+func TestSpec5_1_CallerReadsTheRefusalOfARequestItIsStillWriting(t *testing.T) {
+	p := newPair(t, loopback.Options{StreamWindow: 16 << 10}, ServerOptions{Options: Options{MaxRequestBytes: 64 << 10}}, Options{})
+	_, err := p.client.Call(context.Background(), evBlob, make([]byte, 1<<20))
+	if wire.CodeOf(err) != wire.PayloadTooLarge || !strings.Contains(err.Error(), "65536 bytes") {
+		t.Fatalf("a 1 MiB request over a 64 KiB budget: %v, want the responder's WT_PAYLOAD_TOO_LARGE", err)
+	}
+	if got, err := p.client.Call(context.Background(), evBlob, []byte("small")); err != nil || string(got) != "small" {
+		t.Fatalf("the next call: %q, %v", got, err)
+	}
 }
