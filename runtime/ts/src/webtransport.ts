@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -61,11 +61,11 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
 async function openWebTransport(url: string, options: WebTransportOptions, ctx: ConnectContext): Promise<Opened> {
   const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
   if (typeof WT !== 'function') {
-    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport: use withFallback with a WebSocket connector');
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport');
   }
   const where = describeUrl(url);
   if (where === undefined || where.scheme !== 'https:') {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'the session URL must be https://host[:port]/path');
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'the URL is not https://host[:port]/path');
   }
   if (ctx.signal.aborted) throw abandoned();
   const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
@@ -74,7 +74,7 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   try {
     transport = new WT(url, init);
   } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the browser would not open a WebTransport session to ${where.text}: ${describeError(err)}`, {
+    throw new TransportError('WT_HANDSHAKE_FAILED', `cannot open ${where.text}: ${describeError(err)}`, {
       cause: err,
     });
   }
@@ -92,14 +92,14 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
     if (outcome === 'aborted') throw abandoned();
     const cause = outcome === 'timeout' ? `not ready within ${timeoutMs} ms` : describeError(outcome.error);
     if (await probe(where.origin, ctx)) {
-      throw new TransportError('WT_UDP_UNREACHABLE', `the WebTransport handshake with ${where.origin} failed (${cause}) but it answers over HTTPS`);
+      throw new TransportError('WT_UDP_UNREACHABLE', `the handshake with ${where.origin} failed (${cause}); it answers over HTTPS`);
     }
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebTransport handshake with ${where.origin} failed (${cause}) and it does not answer over HTTPS`);
+    throw new TransportError('WT_HANDSHAKE_FAILED', `the handshake with ${where.origin} failed (${cause}); it does not answer over HTTPS`);
   }
   // §2: a session that would carry the unreliable lane reliably is refused,
   // before the handshake. Chromium leaves reliability undefined.
   if ((transport as { reliability?: string }).reliability === 'reliable-only') {
-    const reason = 'the browser reports this WebTransport session reliable-only (HTTP/2); transport-io refuses it (§2)';
+    const reason = 'the session is reliable-only (HTTP/2) (§2)';
     closeQuietly(transport, CloseReliabilityRefused, reason);
     throw new TransportError('WT_RELIABILITY_REFUSED', reason);
   }
@@ -195,6 +195,7 @@ class WebTransportConn implements Conn {
   #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | null = null;
   #datagramsInFlight = 0;
   #datagramReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | null = null;
 
   constructor(t: WebTransport, clock: Clock) {
     this.#t = t;
@@ -215,7 +216,7 @@ class WebTransportConn implements Conn {
   }
 
   #endedError(): TransportError {
-    return sessionEndedError(this.mapping, this.#info);
+    return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
   /** Whether the session ended, waiting up to CloseWaitMs for it to say so. */
@@ -248,7 +249,7 @@ class WebTransportConn implements Conn {
     this.#clock.clearTimeout(timer);
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
     if (outcome === 'ended') return this.#endedError();
-    return new StreamResetError(undefined, true, `stream reset by the peer; the browser reported no code (${describeError(err)})`);
+    return new StreamResetError(undefined, true, `stream reset by the peer with no code (${describeError(err)})`);
   }
 
   async openEmit(): Promise<SendStream> {
@@ -286,6 +287,18 @@ class WebTransportConn implements Conn {
       throw await this.sessionFailure(err, 'opening a call stream');
     }
     return streamOf(this, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  };
+
+  readonly acceptCall = async (): Promise<CallStream | null> => {
+    if (this.#info !== null) return null;
+    this.#incomingCalls ??= this.#t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
+    try {
+      const next = await this.#incomingCalls.read();
+      if (next.done) return null;
+      return streamOf(this, (next.value.writable as WritableStream<Uint8Array>).getWriter(), (next.value.readable as ReadableStream<Uint8Array>).getReader());
+    } catch {
+      return null; // the session ended
+    }
   };
 
   readonly sendDatagram = (datagram: Uint8Array): void => {
