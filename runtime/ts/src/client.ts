@@ -217,7 +217,7 @@ export class Client {
   #current(): Session {
     const s = this.#session;
     if (s !== undefined && !s.isEnded) return s;
-    throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
+    throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
   /** The session a call runs on: the current one, or the next one while connecting. */
@@ -347,11 +347,12 @@ class Run {
   closeReason = '';
   readonly firstSession: Promise<void>;
   readonly done: Promise<void>;
-  #settledFirst = false;
+  // A promise settles once: the first of established and failed wins firstSession.
   #resolveFirst!: () => void;
   #rejectFirst!: (e: unknown) => void;
   #resolveDone!: () => void;
-  #waiters = new Set<{ resolve: (s: Session) => void; reject: (e: unknown) => void }>();
+  /** The calls waiting for a session: each gets the session established, or undefined and the error. */
+  #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   #wake: (() => void) | undefined;
 
   constructor() {
@@ -365,35 +366,27 @@ class Run {
   }
 
   established(s: Session): void {
-    if (!this.#settledFirst) {
-      this.#settledFirst = true;
-      this.#resolveFirst();
-    }
-    for (const w of this.#waiters) w.resolve(s);
-    this.#waiters.clear();
+    this.#resolveFirst();
+    this.#settle(s);
   }
 
   failed(e: unknown): void {
-    if (!this.#settledFirst) {
-      this.#settledFirst = true;
-      this.#rejectFirst(e);
-    }
-    for (const w of this.#waiters) w.reject(e);
+    this.#rejectFirst(e);
+    this.#settle(undefined, e);
+  }
+
+  #settle(s: Session | undefined, e?: unknown): void {
+    for (const w of this.#waiters) w(s, e);
     this.#waiters.clear();
   }
 
   /** The next session established, for a call made while connecting. */
   nextSession(signal: AbortSignal | undefined): Promise<Session> {
     return new Promise<Session>((resolve, reject) => {
-      const w = {
-        resolve: (s: Session) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(s);
-        },
-        reject: (e: unknown) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(e);
-        },
+      const w = (s: Session | undefined, e?: unknown) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (s !== undefined) resolve(s);
+        else reject(e);
       };
       const onAbort = () => {
         this.#waiters.delete(w);

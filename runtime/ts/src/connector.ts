@@ -19,7 +19,7 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
 
 /** The error of an attempt the client gave up on (close() during connect). */
 export function abandoned(): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the connect attempt was abandoned: the client closed while connecting');
+  return new TransportError('WT_SESSION_CLOSED', 'the client closed while connecting');
 }
 
 /** How a session ended, as pending operations and the client report it (§11). */

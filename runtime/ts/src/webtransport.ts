@@ -118,23 +118,15 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 async function probe(origin: string, ctx: ConnectContext): Promise<boolean> {
   if (typeof globalThis.fetch !== 'function' || ctx.signal.aborted) return false;
   const ac = new AbortController();
-  const onAbort = (): void => ac.abort();
-  ctx.signal.addEventListener('abort', onAbort);
-  let timer: unknown;
-  try {
-    const answer = globalThis
-      .fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal })
-      .then(
-        (rsp) => rsp.type === 'opaque' || rsp.ok,
-        () => false,
-      );
-    const late = new Promise<false>((resolve) => (timer = ctx.clock.setTimeout(() => resolve(false), ProbeTimeoutMs)));
-    return await Promise.race([answer, late]);
-  } finally {
-    ctx.clock.clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onAbort);
-    ac.abort();
-  }
+  const answer = await openWithin<boolean>(ctx, ProbeTimeoutMs, (done) =>
+    globalThis.fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
+      (rsp) => done(rsp.type === 'opaque' || rsp.ok),
+      () => done(false),
+    ),
+  );
+  // Late, abandoned or answered: the request is over.
+  ac.abort();
+  return answer === true;
 }
 
 function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
@@ -224,10 +216,19 @@ class WebTransportConn implements Conn {
     return settlesWithin(this.closed, CloseWaitMs, this.#clock);
   }
 
-  /** The error of a failed session operation (opening or accepting a stream). */
-  async sessionFailure(err: unknown, what: string): Promise<Error> {
-    if (await this.#endsSoon()) return this.#endedError();
-    return new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
+  /**
+   * Runs a session operation (opening or accepting a stream) on a session
+   * that has not ended; its failure is the session's end, once closed says
+   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
+   */
+  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (this.#info !== null) throw this.#endedError();
+    try {
+      return await op();
+    } catch (err) {
+      if (await this.#endsSoon()) throw this.#endedError();
+      throw new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
+    }
   }
 
   /**
@@ -252,42 +253,22 @@ class WebTransportConn implements Conn {
     return new StreamResetError(undefined, true, `stream reset by the peer with no code (${describeError(err)})`);
   }
 
-  async openEmit(): Promise<SendStream> {
-    if (this.#info !== null) throw this.#endedError();
-    let writable: WritableStream<Uint8Array>;
-    try {
-      writable = await this.#t.createUnidirectionalStream();
-    } catch (err) {
-      throw await this.sessionFailure(err, 'opening the emit stream');
-    }
-    return streamOf(this, writable.getWriter(), undefined);
+  openEmit(): Promise<SendStream> {
+    return this.#op('opening the emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter(), undefined));
   }
 
-  async acceptEmit(): Promise<ReceiveStream> {
-    if (this.#info !== null) throw this.#endedError();
-    const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
-    let next: ReadableStreamReadResult<ReadableStream<Uint8Array>>;
-    try {
-      next = await incoming.read();
-    } catch (err) {
-      throw await this.sessionFailure(err, "accepting the peer's emit stream");
-    }
-    // The peer opens exactly one (§3.1); any other waits unread.
-    incoming.releaseLock();
-    if (next.done) throw await this.sessionFailure(new Error('no more incoming streams'), "accepting the peer's emit stream");
-    return streamOf(this, undefined, next.value.getReader());
+  acceptEmit(): Promise<ReceiveStream> {
+    return this.#op("accepting the peer's emit stream", async () => {
+      const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
+      const next = await incoming.read();
+      // The peer opens exactly one (§3.1); any other waits unread.
+      incoming.releaseLock();
+      if (next.done) throw new Error('no more incoming streams');
+      return streamOf(this, undefined, next.value.getReader());
+    });
   }
 
-  readonly openCall = async (): Promise<CallStream> => {
-    if (this.#info !== null) throw this.#endedError();
-    let bidi: WebTransportBidirectionalStream;
-    try {
-      bidi = await this.#t.createBidirectionalStream();
-    } catch (err) {
-      throw await this.sessionFailure(err, 'opening a call stream');
-    }
-    return streamOf(this, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
-  };
+  readonly openCall = (): Promise<CallStream> => this.#op('opening a call stream', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
     if (this.#info !== null) return null;
@@ -295,7 +276,7 @@ class WebTransportConn implements Conn {
     try {
       const next = await this.#incomingCalls.read();
       if (next.done) return null;
-      return streamOf(this, (next.value.writable as WritableStream<Uint8Array>).getWriter(), (next.value.readable as ReadableStream<Uint8Array>).getReader());
+      return bidiOf(this, next.value);
     } catch {
       return null; // the session ended
     }
@@ -338,6 +319,11 @@ class WebTransportConn implements Conn {
     this.#end({ code, reason, remote: false, lost: false });
     closeQuietly(this.#t, code, reason);
   }
+}
+
+/** A call stream over a browser's bidirectional stream. */
+function bidiOf(c: WebTransportConn, bidi: WebTransportBidirectionalStream): CallStream {
+  return streamOf(c, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
 }
 
 /** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */

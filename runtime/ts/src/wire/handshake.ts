@@ -85,7 +85,7 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
     const missing = v === undefined ? 'v' : feat === undefined ? 'feat' : events === undefined ? 'events' : '';
     if (missing !== '') throw new Error(`field '${missing}' is missing`);
     // Its numbers are v and the ids: integers, written as such.
-    if (!integral) throw new Error('a number is written with a fraction or an exponent');
+    if (!integral) throw new Error('a number is not written as an integer');
   } catch (e) {
     throw new TransportError('WT_PROTOCOL_ERROR', `handshake: ${(e as Error).message} (§4.1)`);
   }
