@@ -5,7 +5,7 @@
 
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
-import { closedBy } from './connector.js';
+import { closedBy, describeError } from './connector.js';
 import { RefusedError, TransportError } from './errors.js';
 import { Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
@@ -336,7 +336,7 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
 
 function asTransportError(e: unknown): TransportError {
   if (e instanceof TransportError) return e;
-  return new TransportError('WT_HANDSHAKE_FAILED', e instanceof Error ? e.message : String(e), { cause: e });
+  return new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
 }
 
 /** One connect()…close() run of the client. */

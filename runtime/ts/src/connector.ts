@@ -17,6 +17,12 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
   return { scheme: u.protocol, origin: `${u.protocol}//${u.host}`, text: `${u.protocol}//${u.host}${u.pathname}` };
 }
 
+/** An error's message (its name when the message is empty), or any other value as a string. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message === '' ? err.name : err.message;
+  return String(err);
+}
+
 /** The error of an attempt the client gave up on (close() during connect). */
 export function abandoned(): TransportError {
   return new TransportError('WT_SESSION_CLOSED', 'the client closed while connecting');

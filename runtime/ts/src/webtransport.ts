@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeError, describeUrl, openWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -135,11 +135,6 @@ function closeQuietly(transport: WebTransport, closeCode?: number, reason?: stri
   } catch {
     // Not open, or closed already.
   }
-}
-
-function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message === '' ? err.name : err.message;
-  return String(err);
 }
 
 /**

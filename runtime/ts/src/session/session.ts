@@ -12,14 +12,13 @@ import {
   CloseProtocolError,
   CloseReliabilityRefused,
   type CodeName,
-  MaxCloseReason,
   ResetAborted,
   ResetTooManyStreams,
   SessionCode,
 } from '../codes.js';
 import { StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent, Shape } from '../contract.js';
-import { closeError, closedBy, settlesWithin } from '../connector.js';
+import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
   checkFrame,
@@ -46,7 +45,6 @@ import {
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
 import { DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
 import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
-import { cutReason } from '../wire/json.js';
 import { utf8Decode, utf8Encode } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
 import { SequenceGate } from './gate.js';
@@ -240,8 +238,10 @@ export class Session {
     this.#hsTimer = this.#clock.setTimeout(() => this.#handshakeExpired(), HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
-    if (this.mapping === 'webtransport' && this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
-    if (this.mapping === 'webtransport' && this.#conn.acceptCall !== undefined) void this.#answerCalls();
+    if (this.mapping === 'webtransport') {
+      if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
+      if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
+    }
   }
 
   /** Whether the session has ended. */
@@ -268,18 +268,15 @@ export class Session {
     };
   }
 
+  // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
   #closeWith(code: number, reason: string): void {
-    this.#conn.close(code, cutReason(reason, MaxCloseReason));
+    this.#conn.close(code, reason);
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
   #protocolError(err: unknown): void {
-    if (!(err instanceof TransportError)) {
-      this.#closeWith(CloseProtocolError, String(err));
-      return;
-    }
-    const n = (SessionCode as Record<string, number>)[err.code];
-    this.#closeWith(n ?? CloseProtocolError, err.message);
+    const own = err instanceof TransportError;
+    this.#closeWith((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
   }
 
   #end(info: CloseInfo): TransportError {
@@ -400,7 +397,7 @@ export class Session {
     try {
       st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + messageOf(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
       return;
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
@@ -472,7 +469,7 @@ export class Session {
       this.#closeWith(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
       return;
     }
-    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + messageOf(e));
+    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
   }
 
   // ---- receiving ------------------------------------------------------
@@ -898,7 +895,7 @@ class CallGuard {
     } else if (e instanceof StreamResetError) {
       err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.#ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
     } else {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
+      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
     if (st !== undefined && !this.#session.isEnded) abandon(st);
@@ -1020,10 +1017,6 @@ function isSessionEnd(e: unknown): boolean {
 /** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
 function protocolFault(reason: string): never {
   throw new TransportError('WT_PROTOCOL_ERROR', reason);
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function reportError(e: unknown): void {
