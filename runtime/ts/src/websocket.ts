@@ -233,7 +233,7 @@ class WebSocketConn implements Conn {
       return;
     }
     if (bytes.length > MaxMessageSize) {
-      this.close(CloseProtocolError, `a message over ${MaxMessageSize} bytes`);
+      this.close(CloseProtocolError, `a WebSocket message over ${MaxMessageSize} bytes`);
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
