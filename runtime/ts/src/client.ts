@@ -5,6 +5,7 @@
 
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
+import { closedBy, describeError } from './connector.js';
 import { RefusedError, TransportError } from './errors.js';
 import { Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
@@ -215,21 +216,15 @@ export class Client {
 
   #current(): Session {
     const s = this.#session;
-    if (s === undefined || s.isEnded) {
-      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
-    }
-    return s;
+    if (s !== undefined && !s.isEnded) return s;
+    throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
   /** The session a call runs on: the current one, or the next one while connecting. */
   async #ready(signal: AbortSignal | undefined): Promise<Session> {
-    const s = this.#session;
-    if (s !== undefined && !s.isEnded) return s;
     const run = this.#run;
-    if (run === undefined || run.stopped) {
-      throw new TransportError('WT_SESSION_CLOSED', `the client has no session (${this.#snapshot.status}); connect() and retry`);
-    }
-    return run.nextSession(signal);
+    const s = this.#session;
+    return run === undefined || run.stopped || (s !== undefined && !s.isEnded) ? this.#current() : run.nextSession(signal);
   }
 
   #update(patch: Partial<Snapshot>): void {
@@ -283,7 +278,7 @@ export class Client {
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
       const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
       if (wait === undefined) {
-        run.failed(established ? closedAfter(err) : err);
+        run.failed(established ? closedBy(err) : err);
         break;
       }
       this.#update({ status: 'connecting' });
@@ -341,12 +336,7 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
 
 function asTransportError(e: unknown): TransportError {
   if (e instanceof TransportError) return e;
-  return new TransportError('WT_HANDSHAKE_FAILED', e instanceof Error ? e.message : String(e), { cause: e });
-}
-
-/** What pending calls of a session that ended report (§11). */
-function closedAfter(err: TransportError): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + err.message, { cause: err });
+  return new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
 }
 
 /** One connect()…close() run of the client. */
@@ -357,11 +347,12 @@ class Run {
   closeReason = '';
   readonly firstSession: Promise<void>;
   readonly done: Promise<void>;
-  #settledFirst = false;
+  // A promise settles once: the first of established and failed wins firstSession.
   #resolveFirst!: () => void;
   #rejectFirst!: (e: unknown) => void;
   #resolveDone!: () => void;
-  #waiters = new Set<{ resolve: (s: Session) => void; reject: (e: unknown) => void }>();
+  /** The calls waiting for a session: each gets the session established, or undefined and the error. */
+  #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   #wake: (() => void) | undefined;
 
   constructor() {
@@ -375,35 +366,27 @@ class Run {
   }
 
   established(s: Session): void {
-    if (!this.#settledFirst) {
-      this.#settledFirst = true;
-      this.#resolveFirst();
-    }
-    for (const w of this.#waiters) w.resolve(s);
-    this.#waiters.clear();
+    this.#resolveFirst();
+    this.#settle(s);
   }
 
   failed(e: unknown): void {
-    if (!this.#settledFirst) {
-      this.#settledFirst = true;
-      this.#rejectFirst(e);
-    }
-    for (const w of this.#waiters) w.reject(e);
+    this.#rejectFirst(e);
+    this.#settle(undefined, e);
+  }
+
+  #settle(s: Session | undefined, e?: unknown): void {
+    for (const w of this.#waiters) w(s, e);
     this.#waiters.clear();
   }
 
   /** The next session established, for a call made while connecting. */
   nextSession(signal: AbortSignal | undefined): Promise<Session> {
     return new Promise<Session>((resolve, reject) => {
-      const w = {
-        resolve: (s: Session) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(s);
-        },
-        reject: (e: unknown) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(e);
-        },
+      const w = (s: Session | undefined, e?: unknown) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (s !== undefined) resolve(s);
+        else reject(e);
       };
       const onAbort = () => {
         this.#waiters.delete(w);

@@ -28,11 +28,17 @@ export const SessionCode = {
   WT_UNAUTHORIZED: CloseUnauthorized,
 } as const;
 
-/** Stream reset codes (§10.1): one byte each; 2–8 and 10–255 are reserved (§8). */
+// Stream reset codes (§10.1): one byte each; 2–8 and 10–255 are reserved
+// (§8). Constants as the Go runtime's wire.Reset*.
+export const ResetNoError = 0;
+export const ResetAborted = 1;
+export const ResetTooManyStreams = 9;
+
+/** Stream reset codes (§10.1) by name. */
 export const ResetCode = {
-  WT_NO_ERROR: 0,
-  WT_ABORTED: 1,
-  WT_TOO_MANY_STREAMS: 9,
+  WT_NO_ERROR: ResetNoError,
+  WT_ABORTED: ResetAborted,
+  WT_TOO_MANY_STREAMS: ResetTooManyStreams,
 } as const;
 
 /** Local codes (§10.3): raised to the application, never transmitted. */
@@ -140,32 +146,32 @@ export const MaxCloseReason = 1024;
 export const MaxWebSocketReason = 123;
 
 const remedies: Record<KnownCode, string> = {
-  WT_NO_ERROR: 'Nothing to do: the session or stream ended normally.',
-  WT_ABORTED: 'The initiator cancelled; abandon the work, this is routine.',
-  WT_TOO_MANY_STREAMS: 'Reduce concurrency to at most 256 calls in flight per session and retry.',
-  WT_PROTOCOL_VERSION_MISMATCH: 'Upgrade one side so both peers speak the same protocol version.',
-  WT_CONTRACT_MISMATCH: 'Reconcile the named event so both peers declare it with the same id and lane.',
-  WT_HANDSHAKE_TIMEOUT: 'Make sure the peer opens its emit stream and sends its handshake within 5000 ms.',
-  WT_PEER_TOO_SLOW: 'Consume faster: the peer fell 256 frames behind on the emit lane.',
-  WT_PROTOCOL_ERROR: "The peer broke the framing rules; fix the peer's implementation.",
-  WT_IDLE_TIMEOUT: 'Nothing arrived for 45000 ms: the path is dead or the peer sends no keepalive; reconnect.',
+  WT_NO_ERROR: 'Nothing to do: it ended normally.',
+  WT_ABORTED: 'Abandon the work: the initiator cancelled, which is routine.',
+  WT_TOO_MANY_STREAMS: 'Keep at most 256 calls in flight per session and retry.',
+  WT_PROTOCOL_VERSION_MISMATCH: "Upgrade one side to the peer's protocol version.",
+  WT_CONTRACT_MISMATCH: 'Declare the named event with the same id and lane on both sides.',
+  WT_HANDSHAKE_TIMEOUT: 'Make the peer send its handshake within 5000 ms.',
+  WT_PEER_TOO_SLOW: 'Consume faster: the peer fell 256 frames behind.',
+  WT_PROTOCOL_ERROR: 'Fix the peer: it broke the framing rules.',
+  WT_IDLE_TIMEOUT: 'Reconnect: nothing arrived for 45000 ms.',
   WT_RELIABILITY_REFUSED: 'Use a transport with datagrams, or declare a fallback for every unreliable event.',
-  WT_UNAUTHORIZED: 'The server refused this request; do not retry it without a new credential.',
+  WT_UNAUTHORIZED: 'Do not retry without a new credential.',
   WT_NO_SUPPORT: 'Use a runtime with WebTransport, or configure a WebSocket fallback.',
-  WT_LANE_UNAVAILABLE: 'Calls need bidirectional streams, which the WebSocket mapping lacks; use WebTransport.',
+  WT_LANE_UNAVAILABLE: 'Use WebTransport: the WebSocket mapping has no call streams.',
   WT_DATAGRAM_TOO_LARGE: 'Shorten the payload, or move the event to the reliable lane.',
   WT_ROOM_NOT_JOINED: 'Join the room first.',
   WT_SESSION_CLOSED: 'Reconnect and retry.',
-  WT_HANDSHAKE_FAILED: "Check the pinned certificate hash, the certificate's expiry and that the server is reachable.",
-  WT_UDP_UNREACHABLE: 'Open UDP to the server: a firewall, a VPN or a platform without UDP ingress is blocking QUIC.',
-  WT_CERT_EXPIRED: 'Mint a new development certificate and reload the client so it picks up the new hash.',
-  WT_DEV_ONLY: 'Use this development affordance from loopback only.',
+  WT_HANDSHAKE_FAILED: "Check the pinned certificate hash, the certificate's expiry and that the server is up.",
+  WT_UDP_UNREACHABLE: 'Open UDP to the server: something blocks QUIC.',
+  WT_CERT_EXPIRED: 'Mint a new development certificate and reload the client.',
+  WT_DEV_ONLY: 'Use this from loopback only.',
   WT_PORT_IN_USE: 'Stop the process holding the port or pass another port.',
-  WT_PAYLOAD_TOO_LARGE: 'Keep payloads within 1 MiB, or 16 MiB on a call, and move large payloads to a call.',
+  WT_PAYLOAD_TOO_LARGE: 'Keep payloads within 1 MiB, or 16 MiB on a call.',
   WT_UNSUPPORTED_CODEC: 'Send codec 0x01 (JSON) or 0x02 (bytes) only.',
-  WT_UNKNOWN_EVENT: "The peer's contract lacks this event; deploy the same contract on both sides.",
+  WT_UNKNOWN_EVENT: 'Deploy the same contract on both sides.',
   WT_VALIDATION_FAILED: "Send a payload that matches the event's schema.",
-  WT_HANDLER_ERROR: "The handler failed; see its message and the responder's logs.",
+  WT_HANDLER_ERROR: "See the handler's message and the responder's logs.",
 };
 
 /** The one-sentence advice the spec gives for a code, or '' for a code this package does not know. */

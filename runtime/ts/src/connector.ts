@@ -1,9 +1,10 @@
-// What the connectors share: how they name a URL and a close in their
-// errors, and the errors of an abandoned attempt and of an ended session.
+// What the connectors and the engine share: how they name a URL in their
+// errors, how a session ended, and the errors of an abandoned attempt and
+// of an operation the session's end interrupted.
 
-import { sessionCodeName } from './codes.js';
-import { TransportError } from './errors.js';
-import type { Clock, CloseInfo, ConnectContext, Mapping } from './transport.js';
+import { CloseUnauthorized, type CodeName, sessionCodeName } from './codes.js';
+import { RefusedError, TransportError } from './errors.js';
+import type { Clock, CloseInfo, ConnectContext } from './transport.js';
 
 /** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
 export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
@@ -16,23 +17,30 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
   return { scheme: u.protocol, origin: `${u.protocol}//${u.host}`, text: `${u.protocol}//${u.host}${u.pathname}` };
 }
 
-/** The error of an attempt the client gave up on (close() during connect). */
-export function abandoned(): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the connect attempt was abandoned: the client closed while connecting');
+/** An error's message (its name when the message is empty), or any other value as a string. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message === '' ? err.name : err.message;
+  return String(err);
 }
 
-const mappingName: Record<Mapping, string> = { webtransport: 'WebTransport', websocket: 'WebSocket' };
+/** The error of an attempt the client gave up on (close() during connect). */
+export function abandoned(): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'the client closed while connecting');
+}
 
-/** The error of an operation on a session that ended, saying how it ended. */
-export function sessionEndedError(mapping: Mapping, info: CloseInfo | null): TransportError {
-  const m = mappingName[mapping];
-  if (info === null || info.lost) return new TransportError('WT_SESSION_CLOSED', `the ${m} connection was lost`);
-  const name = sessionCodeName(info.code) ?? `code ${info.code}`;
-  const what = info.reason === '' ? name : `${name}, ${JSON.stringify(info.reason)}`;
-  return new TransportError(
-    'WT_SESSION_CLOSED',
-    info.remote ? `the peer closed the ${m} session (${what})` : `this side closed the ${m} session (${what})`,
-  );
+/** How a session ended, as pending operations and the client report it (§11). */
+export function closeError(info: CloseInfo): TransportError {
+  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing is resumed (§11).' });
+  if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
+  const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
+  let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
+  if (info.reason !== '') msg += ': ' + info.reason;
+  return new TransportError(name, msg);
+}
+
+/** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
+export function closedBy(cause: TransportError | undefined): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'it is closing'), { cause });
 }
 
 /** Waits on clock for at most ms, or until p settles; reports whether p settled first. */

@@ -90,12 +90,6 @@ export interface CompiledContract {
 
 const compiled = new WeakMap<Contract, CompiledContract>();
 
-function codecOf(c: SlotCodec | undefined, what: string): Codec {
-  if (c === 'json') return CodecJson;
-  if (c === 'bytes') return CodecBytes;
-  throw new TypeError(`${what} has codec ${JSON.stringify(c)}, not 'json' or 'bytes' (§5.3)`);
-}
-
 /**
  * Checks and indexes a contract. Names and ids must be unique (§5.4); ids
  * are integers from 1 to 2^32-1; calls are reliable, declare no direction
@@ -112,30 +106,32 @@ export function compileContract(c: Contract): CompiledContract {
   let firstUndeclared = '';
   for (const e of c.events) {
     const fail = (msg: string): never => {
-      throw new TypeError(`contract ${name}: ${msg}`);
+      throw new TypeError(`contract ${name}: event '${e.name}' ${msg}`);
     };
-    if (typeof e.name !== 'string' || e.name === '') fail('an event has no name');
-    if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`event '${e.name}' has id ${String(e.id)}, not an integer from 1 to 4294967295 (§5.4)`);
-    if (e.lane !== 'reliable' && e.lane !== 'unreliable') fail(`event '${e.name}' has lane ${JSON.stringify(e.lane)}, not reliable or unreliable`);
-    const payloadCodec = codecOf(e.payload, `event '${e.name}' payload`);
+    const codecOf = (slot: string, v: SlotCodec | undefined): Codec =>
+      v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} codec ${JSON.stringify(v)} (§5.3)`);
+    if (typeof e.name !== 'string' || e.name === '') throw new TypeError(`contract ${name}: an event has no name`);
+    if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}, not 1 to 4294967295 (§5.4)`);
+    if (e.lane !== 'reliable' && e.lane !== 'unreliable') fail(`has lane ${JSON.stringify(e.lane)}`);
+    const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
     if (e.shape === 'emit') {
-      if (e.result !== undefined) fail(`event '${e.name}' is an emit and has no result slot`);
+      if (e.result !== undefined) fail('is an emit with a result slot');
     } else if (e.shape === 'returns' || e.shape === 'yields') {
-      if (e.lane !== 'reliable') fail(`event '${e.name}' is a call and must be reliable`);
-      if (e.from !== undefined) fail(`event '${e.name}' is a call; calls are initiated by the client and declare no direction`);
-      resultCodec = codecOf(e.result, `event '${e.name}' ${e.shape} slot`);
+      if (e.lane !== 'reliable') fail('is a call, which must be reliable');
+      if (e.from !== undefined) fail('is a call, which declares no direction');
+      resultCodec = codecOf(e.shape, e.result);
     } else {
-      fail(`event '${e.name}' has shape ${JSON.stringify(e.shape)}, not emit, returns or yields`);
+      fail(`has shape ${JSON.stringify(e.shape)}`);
     }
-    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') fail(`event '${e.name}' has from ${JSON.stringify(e.from)}`);
+    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') fail(`has from ${JSON.stringify(e.from)}`);
     if (e.fallback !== undefined) {
-      if (e.fallback !== 'newest') fail(`event '${e.name}' has unknown fallback ${JSON.stringify(e.fallback)}`);
-      if (e.lane !== 'unreliable') fail(`event '${e.name}' declares a fallback but is reliable (§7.6)`);
+      if (e.fallback !== 'newest') fail(`has fallback ${JSON.stringify(e.fallback)}`);
+      if (e.lane !== 'unreliable') fail('is reliable and declares a fallback (§7.6)');
     }
-    if (byName.has(e.name)) fail(`event '${e.name}' is declared twice`);
+    if (byName.has(e.name)) fail('is declared twice');
     const other = byId.get(e.id);
-    if (other !== undefined) fail(`events '${other.name}' and '${e.name}' share id ${e.id}; give one an explicit id (§5.4)`);
+    if (other !== undefined) fail(`shares id ${e.id} with '${other.name}' (§5.4)`);
     const isEmit = e.shape === 'emit';
     const ev: CompiledEvent = {
       spec: e,

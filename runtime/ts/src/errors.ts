@@ -58,7 +58,7 @@ export class StreamResetError extends Error {
   readonly remote: boolean;
 
   constructor(code: number | undefined, remote: boolean, message?: string) {
-    super(message ?? `stream ${remote ? 'reset by the peer' : 'reset by this side'} with code ${code ?? 'unknown'}`);
+    super(message ?? `stream reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? 'unknown'}`);
     this.code = code;
     this.remote = remote;
   }

@@ -316,6 +316,8 @@ export class MemoryPair {
   serverEmit: Pipe | undefined;
   /** Every call stream, in the order the client opened them (client to server, server to client). */
   readonly calls: Array<{ readonly up: Pipe; readonly down: Pipe }> = [];
+  /** Every call stream the server opened, in order (server to client, client to server). */
+  readonly serverCalls: Array<{ readonly up: Pipe; readonly down: Pipe }> = [];
   /** Datagrams the client sent, whether delivered or dropped. */
   readonly clientDatagrams: Uint8Array[] = [];
 
@@ -327,6 +329,8 @@ export class MemoryPair {
   private resolveServer!: (i: CloseInfo) => void;
   private readonly emitWaiters = { client: new Inbox<Pipe>(1), server: new Inbox<Pipe>(1) };
   private readonly callInbox = new Inbox<MemoryCallStream>();
+  /** The call streams the server opened, for the client to accept. */
+  private readonly clientCallInbox = new Inbox<MemoryCallStream>();
   private readonly datagramInbox = { client: new Inbox<Uint8Array>(1024), server: new Inbox<Uint8Array>(1024) };
   private readonly pipes: Pipe[] = [];
 
@@ -365,6 +369,7 @@ export class MemoryPair {
     this.emitWaiters.client.end();
     this.emitWaiters.server.end();
     this.callInbox.end();
+    this.clientCallInbox.end();
     this.datagramInbox.client.end();
     this.datagramInbox.server.end();
     this.resolveClient(client);
@@ -407,19 +412,19 @@ export class MemoryPair {
         if (!this.dropDatagrams) this.datagramInbox[peer].put(d);
       };
       conn.receiveDatagram = () => this.datagramInbox[side].take();
-      if (side === 'client') {
-        conn.openCall = async () => {
-          if (this.info !== undefined) throw endedError();
-          const up = this.pipe();
-          const down = this.pipe();
-          this.calls.push({ up, down });
-          this.callInbox.put(callHalf(down, up));
-          return callHalf(up, down);
-        };
-      }
-    }
-    if (side === 'server') {
-      conn.acceptCall = () => (this.mapping === 'webtransport' ? this.callInbox.take() : Promise.resolve(null));
+      // Either side may open a call stream (§3.2); the other accepts it.
+      const [outbox, inbox] = side === 'client' ? [this.callInbox, this.clientCallInbox] : [this.clientCallInbox, this.callInbox];
+      conn.openCall = async () => {
+        if (this.info !== undefined) throw endedError();
+        const up = this.pipe();
+        const down = this.pipe();
+        (side === 'client' ? this.calls : this.serverCalls).push({ up, down });
+        outbox.put(callHalf(down, up));
+        return callHalf(up, down);
+      };
+      conn.acceptCall = () => inbox.take();
+    } else if (side === 'server') {
+      conn.acceptCall = () => Promise.resolve(null);
     }
     return conn as ServerConn;
   }
@@ -560,6 +565,21 @@ export class ScriptedServer {
     const request = await reader.next();
     if (request === null) throw new Error('the call stream ended before its CALL_REQUEST');
     return new ScriptedCall(st, reader, request, this.contract);
+  }
+
+  /**
+   * Opens a call stream toward the client (§3.2), writes bytes on it and,
+   * unless fin is false, finishes its send side; the client's answer is
+   * read frame by frame with next() (null at its FIN).
+   */
+  async openCall(bytes: Uint8Array, fin = true): Promise<{ readonly stream: MemoryCallStream; next(): Promise<Frame | null> }> {
+    const open = this.conn.openCall;
+    if (open === undefined) throw new Error('this mapping has no call streams (§3.3)');
+    const stream = (await open()) as MemoryCallStream;
+    if (bytes.length > 0) await stream.write(bytes);
+    if (fin) await stream.close();
+    const reader = new FrameReader(stream);
+    return { stream, next: () => reader.next() };
   }
 
   private event(name: string) {

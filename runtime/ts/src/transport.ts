@@ -60,6 +60,11 @@ export interface Conn {
   /** Opens a call stream (§3.2). Absent on a mapping without bidirectional streams (§3.3). */
   readonly openCall?: () => Promise<CallStream>;
   /**
+   * The next call stream the peer opened (§3.2), or null once the session
+   * ended. Absent where openCall is.
+   */
+  readonly acceptCall?: () => Promise<CallStream | null>;
+  /**
    * Sends one datagram as given (§7); never waits for the peer. Absent on a
    * mapping without datagrams (§3.3).
    */

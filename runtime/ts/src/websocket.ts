@@ -7,7 +7,7 @@
 // runtime's transport/websocket.
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
@@ -97,19 +97,18 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
 async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
   const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (Ctor === undefined) {
-    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebSocket: pass one as connectWebSocket(url, { WebSocket })');
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebSocket; pass one in the options');
   }
   const where = describeUrl(url);
-  if (where === undefined) throw new TransportError('WT_HANDSHAKE_FAILED', 'the WebSocket URL does not parse');
-  if (where.scheme !== 'ws:' && where.scheme !== 'wss:') {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket URL's scheme is ${where.scheme}; use ws:// or wss://`);
+  if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'the URL is not ws:// or wss://');
   }
   if (ctx.signal.aborted) throw abandoned();
   let sock: WebSocketLike;
   try {
     sock = new Ctor(url);
   } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebSocket at ${where.text} could not be opened`, { cause: err });
+    throw new TransportError('WT_HANDSHAKE_FAILED', `cannot open ${where.text}`, { cause: err });
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
@@ -122,9 +121,29 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   throw new TransportError(
     'WT_HANDSHAKE_FAILED',
     outcome === 'timeout'
-      ? `the WebSocket upgrade at ${where.text} did not complete within ${timeoutMs} ms`
-      : `the WebSocket upgrade at ${where.text} failed (${outcome.why})`,
+      ? `the upgrade at ${where.text} took over ${timeoutMs} ms`
+      : `the upgrade at ${where.text} failed (${outcome.why})`,
   );
+}
+
+/** How a session ends with no close from either side (§11). */
+const lost: CloseInfo = { code: CloseNoError, reason: '', remote: false, lost: true };
+
+/**
+ * Closes a socket. A browser accepts only 1000 and 3000–4999, so 1011 (a
+ * code §10.2 does not define) is sent without a code; a socket already
+ * closing may throw.
+ */
+function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void {
+  try {
+    sock.close(code, reason);
+  } catch {
+    try {
+      sock.close();
+    } catch {
+      // Already closing.
+    }
+  }
 }
 
 /** One session over a WebSocket. */
@@ -190,23 +209,14 @@ class WebSocketConn implements Conn {
 
   /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
   #lose(): void {
-    if (!this.#end({ code: CloseNoError, reason: '', remote: false, lost: true })) return;
-    try {
-      this.#sock.close();
-    } catch {
-      // Already closing.
-    }
+    if (this.#end(lost)) closeSocket(this.#sock);
   }
 
   /** Ends a socket whose opening handshake was given up on. */
   abandon(): void {
     this.opening = null;
-    this.#info = { code: 0, reason: '', remote: false, lost: true };
-    try {
-      this.#sock.close();
-    } catch {
-      // Already closing.
-    }
+    this.#info = lost;
+    closeSocket(this.#sock);
   }
 
   #onMessage(data: unknown): void {
@@ -216,10 +226,10 @@ class WebSocketConn implements Conn {
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     else if (typeof data === 'string') {
-      this.close(CloseProtocolError, 'text message: the WebSocket mapping carries binary messages only (§3.3)');
+      this.close(CloseProtocolError, 'a text message: binary messages only (§3.3)');
       return;
     } else {
-      this.close(CloseProtocolError, "a message not delivered as an ArrayBuffer: keep the socket's binaryType 'arraybuffer'");
+      this.close(CloseProtocolError, 'a message not delivered as an ArrayBuffer');
       return;
     }
     if (bytes.length > MaxMessageSize) {
@@ -237,7 +247,7 @@ class WebSocketConn implements Conn {
     this.#unread.push(bytes);
     this.#unreadBytes += bytes.length;
     if (this.#unreadBytes > MaxUnreadBytes) {
-      this.close(ClosePeerTooSlow, `this side fell ${MaxUnreadBytes} bytes behind reading the peer's emit stream`);
+      this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
     }
   }
 
@@ -252,11 +262,7 @@ class WebSocketConn implements Conn {
       return;
     }
     const code = sessionCodeFromWebSocket(wsCode);
-    this.#end(
-      code === undefined
-        ? { code: CloseNoError, reason: '', remote: false, lost: true }
-        : { code, reason, remote: true, lost: false },
-    );
+    this.#end(code === undefined ? lost : { code, reason, remote: true, lost: false });
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
@@ -280,18 +286,16 @@ class WebSocketConn implements Conn {
 
   /** The error of an operation once the session ended. */
   #endedError(): TransportError {
-    return sessionEndedError(this.mapping, this.#info);
+    return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
   // §3.3: an empty binary message once the interval has passed with nothing
-  // sent, then rearmed for the next deadline.
+  // sent, then rearmed for the next deadline. (#end clears both timers.)
   #keepaliveDue(): void {
-    if (this.#info !== null) return;
-    const quiet = this.#clock.now() - this.#lastSent;
+    let quiet = this.#clock.now() - this.#lastSent;
     if (quiet >= KeepaliveIntervalMs) {
       this.#sendMessage(new Uint8Array(0));
-      this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
-      return;
+      quiet = 0;
     }
     this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs - quiet);
   }
@@ -299,13 +303,9 @@ class WebSocketConn implements Conn {
   // §3.3: WT_IDLE_TIMEOUT once the deadline has passed with nothing
   // received, a keepalive counting.
   #idleDue(): void {
-    if (this.#info !== null) return;
     const quiet = this.#clock.now() - this.#lastRecv;
-    if (quiet >= IdleTimeoutMs) {
-      this.close(CloseIdleTimeout, `nothing received for ${IdleTimeoutMs} ms`);
-      return;
-    }
-    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
+    if (quiet >= IdleTimeoutMs) this.close(CloseIdleTimeout, `nothing received for ${IdleTimeoutMs} ms`);
+    else this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
   }
 
   #sendMessage(b: Uint8Array): boolean {
@@ -344,18 +344,8 @@ class WebSocketConn implements Conn {
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxWebSocketReason);
     if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    try {
-      this.#sock.close(webSocketCloseCode(code), reason);
-    } catch {
-      // A browser accepts only 1000 and 3000–4999; 1011 (a code §10.2 does
-      // not define) is sent without a code.
-      try {
-        this.#sock.close();
-      } catch {
-        // Already closing.
-      }
-    }
     const sock = this.#sock;
+    closeSocket(sock, webSocketCloseCode(code), reason);
     if (sock.terminate !== undefined) {
       this.#clock.setTimeout(() => {
         if (sock.readyState !== CLOSED) sock.terminate?.();
@@ -376,7 +366,7 @@ class WebSocketConn implements Conn {
   readonly #sendStream: SendStream = {
     write: async (chunk) => {
       if (this.#info !== null) throw this.#endedError();
-      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed; the session stays open until the connection closes');
+      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed');
       for (let i = 0; i < chunk.length; i += maxSendMessage) {
         if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
       }
@@ -404,7 +394,7 @@ class WebSocketConn implements Conn {
         return Promise.resolve(next);
       }
       if (this.#info !== null) return Promise.reject(this.#endedError());
-      if (this.#reader !== null) return Promise.reject(new Error('websocket: one read at a time on the emit stream'));
+      if (this.#reader !== null) return Promise.reject(new Error('one read at a time'));
       return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
     },
     // Later reads fail with the code; the socket is read on, its bytes

@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, describeUrl, openWithin, sessionEndedError, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeError, describeUrl, openWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -61,11 +61,11 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
 async function openWebTransport(url: string, options: WebTransportOptions, ctx: ConnectContext): Promise<Opened> {
   const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
   if (typeof WT !== 'function') {
-    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport: use withFallback with a WebSocket connector');
+    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport');
   }
   const where = describeUrl(url);
   if (where === undefined || where.scheme !== 'https:') {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'the session URL must be https://host[:port]/path');
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'the URL is not https://host[:port]/path');
   }
   if (ctx.signal.aborted) throw abandoned();
   const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
@@ -74,7 +74,7 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   try {
     transport = new WT(url, init);
   } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the browser would not open a WebTransport session to ${where.text}: ${describeError(err)}`, {
+    throw new TransportError('WT_HANDSHAKE_FAILED', `cannot open ${where.text}: ${describeError(err)}`, {
       cause: err,
     });
   }
@@ -92,14 +92,14 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
     if (outcome === 'aborted') throw abandoned();
     const cause = outcome === 'timeout' ? `not ready within ${timeoutMs} ms` : describeError(outcome.error);
     if (await probe(where.origin, ctx)) {
-      throw new TransportError('WT_UDP_UNREACHABLE', `the WebTransport handshake with ${where.origin} failed (${cause}) but it answers over HTTPS`);
+      throw new TransportError('WT_UDP_UNREACHABLE', `the handshake with ${where.origin} failed (${cause}); it answers over HTTPS`);
     }
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the WebTransport handshake with ${where.origin} failed (${cause}) and it does not answer over HTTPS`);
+    throw new TransportError('WT_HANDSHAKE_FAILED', `the handshake with ${where.origin} failed (${cause}); it does not answer over HTTPS`);
   }
   // §2: a session that would carry the unreliable lane reliably is refused,
   // before the handshake. Chromium leaves reliability undefined.
   if ((transport as { reliability?: string }).reliability === 'reliable-only') {
-    const reason = 'the browser reports this WebTransport session reliable-only (HTTP/2); transport-io refuses it (§2)';
+    const reason = 'the session is reliable-only (HTTP/2) (§2)';
     closeQuietly(transport, CloseReliabilityRefused, reason);
     throw new TransportError('WT_RELIABILITY_REFUSED', reason);
   }
@@ -118,23 +118,15 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 async function probe(origin: string, ctx: ConnectContext): Promise<boolean> {
   if (typeof globalThis.fetch !== 'function' || ctx.signal.aborted) return false;
   const ac = new AbortController();
-  const onAbort = (): void => ac.abort();
-  ctx.signal.addEventListener('abort', onAbort);
-  let timer: unknown;
-  try {
-    const answer = globalThis
-      .fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal })
-      .then(
-        (rsp) => rsp.type === 'opaque' || rsp.ok,
-        () => false,
-      );
-    const late = new Promise<false>((resolve) => (timer = ctx.clock.setTimeout(() => resolve(false), ProbeTimeoutMs)));
-    return await Promise.race([answer, late]);
-  } finally {
-    ctx.clock.clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onAbort);
-    ac.abort();
-  }
+  const answer = await openWithin<boolean>(ctx, ProbeTimeoutMs, (done) =>
+    globalThis.fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
+      (rsp) => done(rsp.type === 'opaque' || rsp.ok),
+      () => done(false),
+    ),
+  );
+  // Late, abandoned or answered: the request is over.
+  ac.abort();
+  return answer === true;
 }
 
 function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
@@ -143,11 +135,6 @@ function closeQuietly(transport: WebTransport, closeCode?: number, reason?: stri
   } catch {
     // Not open, or closed already.
   }
-}
-
-function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message === '' ? err.name : err.message;
-  return String(err);
 }
 
 /**
@@ -195,6 +182,7 @@ class WebTransportConn implements Conn {
   #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | null = null;
   #datagramsInFlight = 0;
   #datagramReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | null = null;
 
   constructor(t: WebTransport, clock: Clock) {
     this.#t = t;
@@ -215,7 +203,7 @@ class WebTransportConn implements Conn {
   }
 
   #endedError(): TransportError {
-    return sessionEndedError(this.mapping, this.#info);
+    return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
   /** Whether the session ended, waiting up to CloseWaitMs for it to say so. */
@@ -223,10 +211,19 @@ class WebTransportConn implements Conn {
     return settlesWithin(this.closed, CloseWaitMs, this.#clock);
   }
 
-  /** The error of a failed session operation (opening or accepting a stream). */
-  async sessionFailure(err: unknown, what: string): Promise<Error> {
-    if (await this.#endsSoon()) return this.#endedError();
-    return new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
+  /**
+   * Runs a session operation (opening or accepting a stream) on a session
+   * that has not ended; its failure is the session's end, once closed says
+   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
+   */
+  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (this.#info !== null) throw this.#endedError();
+    try {
+      return await op();
+    } catch (err) {
+      if (await this.#endsSoon()) throw this.#endedError();
+      throw new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
+    }
   }
 
   /**
@@ -248,44 +245,36 @@ class WebTransportConn implements Conn {
     this.#clock.clearTimeout(timer);
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
     if (outcome === 'ended') return this.#endedError();
-    return new StreamResetError(undefined, true, `stream reset by the peer; the browser reported no code (${describeError(err)})`);
+    return new StreamResetError(undefined, true, `stream reset by the peer with no code (${describeError(err)})`);
   }
 
-  async openEmit(): Promise<SendStream> {
-    if (this.#info !== null) throw this.#endedError();
-    let writable: WritableStream<Uint8Array>;
-    try {
-      writable = await this.#t.createUnidirectionalStream();
-    } catch (err) {
-      throw await this.sessionFailure(err, 'opening the emit stream');
-    }
-    return streamOf(this, writable.getWriter(), undefined);
+  openEmit(): Promise<SendStream> {
+    return this.#op('opening the emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter(), undefined));
   }
 
-  async acceptEmit(): Promise<ReceiveStream> {
-    if (this.#info !== null) throw this.#endedError();
-    const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
-    let next: ReadableStreamReadResult<ReadableStream<Uint8Array>>;
-    try {
-      next = await incoming.read();
-    } catch (err) {
-      throw await this.sessionFailure(err, "accepting the peer's emit stream");
-    }
-    // The peer opens exactly one (§3.1); any other waits unread.
-    incoming.releaseLock();
-    if (next.done) throw await this.sessionFailure(new Error('no more incoming streams'), "accepting the peer's emit stream");
-    return streamOf(this, undefined, next.value.getReader());
+  acceptEmit(): Promise<ReceiveStream> {
+    return this.#op("accepting the peer's emit stream", async () => {
+      const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
+      const next = await incoming.read();
+      // The peer opens exactly one (§3.1); any other waits unread.
+      incoming.releaseLock();
+      if (next.done) throw new Error('no more incoming streams');
+      return streamOf(this, undefined, next.value.getReader());
+    });
   }
 
-  readonly openCall = async (): Promise<CallStream> => {
-    if (this.#info !== null) throw this.#endedError();
-    let bidi: WebTransportBidirectionalStream;
+  readonly openCall = (): Promise<CallStream> => this.#op('opening a call stream', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
+
+  readonly acceptCall = async (): Promise<CallStream | null> => {
+    if (this.#info !== null) return null;
+    this.#incomingCalls ??= this.#t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
     try {
-      bidi = await this.#t.createBidirectionalStream();
-    } catch (err) {
-      throw await this.sessionFailure(err, 'opening a call stream');
+      const next = await this.#incomingCalls.read();
+      if (next.done) return null;
+      return bidiOf(this, next.value);
+    } catch {
+      return null; // the session ended
     }
-    return streamOf(this, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
   };
 
   readonly sendDatagram = (datagram: Uint8Array): void => {
@@ -325,6 +314,11 @@ class WebTransportConn implements Conn {
     this.#end({ code, reason, remote: false, lost: false });
     closeQuietly(this.#t, code, reason);
   }
+}
+
+/** A call stream over a browser's bidirectional stream. */
+function bidiOf(c: WebTransportConn, bidi: WebTransportBidirectionalStream): CallStream {
+  return streamOf(c, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
 }
 
 /** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */

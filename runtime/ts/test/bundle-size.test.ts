@@ -14,13 +14,12 @@ import { build } from 'esbuild';
 /** The size the entry below must reach, gzipped. */
 const BundleTargetBytes = 10_240;
 /**
- * The most the entry below may weigh today, gzipped: the size reached with
- * the engine's leaner receive paths and the generated code's decode and
- * encode hooks (15,236 B), rounded up to the next 64 bytes, so the test
- * fails on any growth. The 10,240 B target is not yet met. This budget only
+ * The most the entry below may weigh today, gzipped: the size reached
+ * (14,632 B, with the answers to call streams the server opens), rounded
+ * up to the next 64 bytes, so the test fails on any growth. The 10,240 B target is not yet met. This budget only
  * goes down: lower it whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 15_296;
+const BundleBudgetBytes = 14_656;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -208,6 +208,9 @@ export class FakeWebTransport {
   readonly closes: unknown[] = [];
   readonly incoming = new FedStream<ReadableStream<Uint8Array>>();
   readonly incomingUnidirectionalStreams = this.incoming.stream;
+  /** The bidirectional streams the server opens, which the test feeds. */
+  readonly incomingBidi = new FedStream<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }>();
+  readonly incomingBidirectionalStreams = this.incomingBidi.stream;
   readonly datagramsIn = new FedStream<Uint8Array>();
   readonly datagramsOut = new SinkStream();
   readonly datagrams = { readable: this.datagramsIn.stream, writable: this.datagramsOut.stream, maxDatagramSize: 1215 };

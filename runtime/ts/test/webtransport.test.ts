@@ -10,7 +10,7 @@ import { test, type TestContext } from 'node:test';
 import { StreamResetError, TransportError } from '../src/errors.js';
 import type { Conn } from '../src/transport.js';
 import { CloseWaitMs, connectWebTransport, DefaultConnectTimeoutMs, ProbeTimeoutMs } from '../src/webtransport.js';
-import { context, FakeWebTransport, FakeWebTransportError, FedStream, installGlobal, ManualClock, settle } from './connector-fakes.js';
+import { context, FakeWebTransport, FakeWebTransportError, FedStream, installGlobal, ManualClock, settle, SinkStream } from './connector-fakes.js';
 
 const url = 'https://127.0.0.1:4433/conformance?token=s3cret';
 
@@ -210,7 +210,7 @@ test('§4 the emit stream failing before the refusal arrives: the refusal is rep
   await settle();
   await clock.advance(CloseWaitMs / 2);
   wt.resolveClosed({ closeCode: 1007, reason: 'bad-token' });
-  wantCode(await p, 'WT_SESSION_CLOSED', /WT_UNAUTHORIZED, "bad-token"/);
+  wantCode(await p, 'WT_SESSION_CLOSED', /refused by the server: bad-token/);
   assert.deepEqual(await conn.closed, { code: 1007, reason: 'bad-token', remote: true, lost: false });
 });
 
@@ -259,7 +259,7 @@ test('§11 a stream failing because the session ended reports the session’s en
   const reading = outcome(recv.read());
   peer.fail(new TypeError('Error in input stream'));
   wt.resolveClosed({ closeCode: 0, reason: 'server shutting down' });
-  wantCode(await reading, 'WT_SESSION_CLOSED', /WT_NO_ERROR, "server shutting down"/);
+  wantCode(await reading, 'WT_SESSION_CLOSED', /session closed by the peer: server shutting down/);
 });
 
 test('§3.1 the emit lane: this side’s unidirectional stream with one writer, the peer’s read to its FIN', async (t) => {
@@ -337,4 +337,26 @@ test('§10.1 this side’s own reset code is never reported as the peer’s', as
   assert.ok(err instanceof StreamResetError, String(err));
   assert.equal(err.code, undefined);
   assert.equal(err.remote, true);
+});
+
+test('§3.2 a call stream the server opens is accepted with both halves; acceptCall is null once the session ended', async (t) => {
+  const { conn, wt } = await open(t);
+  const accept = conn.acceptCall;
+  assert.ok(accept);
+  const source = new FedStream<Uint8Array>();
+  const sink = new SinkStream();
+  wt.incomingBidi.push({ readable: source.stream, writable: sink.stream });
+  const st = await accept();
+  assert.ok(st);
+  source.push(new Uint8Array([1, 2]));
+  assert.deepEqual([...((await st.read()) as Uint8Array)], [1, 2]);
+  await st.write(new Uint8Array([3]));
+  await st.close();
+  assert.deepEqual(sink.chunks.map((c) => [...c]), [[3]]);
+  assert.equal(sink.closedCleanly, true);
+  wt.incomingBidi.fin();
+  assert.equal(await accept(), null);
+  wt.resolveClosed({ closeCode: 0, reason: '' });
+  await conn.closed;
+  assert.equal(await accept(), null);
 });

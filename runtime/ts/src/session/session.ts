@@ -6,10 +6,19 @@
 // runtime's tio engine (session.go, call.go, dgram.go) in behaviour and
 // naming.
 
-import { CloseHandshakeTimeout, ClosePeerTooSlow, CloseProtocolError, CloseReliabilityRefused, CloseUnauthorized, type CodeName, MaxCloseReason, SessionCode, sessionCodeName } from '../codes.js';
-import { RefusedError, StreamResetError, TransportError } from '../errors.js';
+import {
+  CloseHandshakeTimeout,
+  ClosePeerTooSlow,
+  CloseProtocolError,
+  CloseReliabilityRefused,
+  type CodeName,
+  ResetAborted,
+  ResetTooManyStreams,
+  SessionCode,
+} from '../codes.js';
+import { StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent, Shape } from '../contract.js';
-import { settlesWithin } from '../connector.js';
+import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
   checkFrame,
@@ -35,8 +44,7 @@ import {
 } from '../wire/frame.js';
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
 import { DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
-import { encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
-import { cutReason } from '../wire/json.js';
+import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
 import { utf8Decode, utf8Encode } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
 import { SequenceGate } from './gate.js';
@@ -51,6 +59,10 @@ export const InitialCredit = 32;
 export const CreditBatch = 16;
 /** The emit queue depth under which queued unreliable frames move onto the emit lane (§3.3). */
 export const DatagramLaneMark = 32;
+/** Call streams the peer opened that this side answers at once; past it they are reset WT_TOO_MANY_STREAMS (§10.1), as the Go runtime's MaxCalls. */
+export const MaxCalls = 256;
+/** How long the first frame of a call stream the peer opened may take to arrive, in ms (as the Go runtime's DefaultRequestTimeout). */
+export const RequestTimeout = 120_000;
 /** The size of the emit writer's writes: frames are coalesced up to it. */
 const emitFlushAt = 64 << 10;
 /**
@@ -142,16 +154,6 @@ function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, slot: '
   return value;
 }
 
-/** How a session ended, as pending operations and the client report it (§11). */
-export function closeError(info: CloseInfo): TransportError {
-  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing is resumed (§11).' });
-  if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
-  const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
-  let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
-  if (info.reason !== '') msg += ': ' + info.reason;
-  return new TransportError(name, msg);
-}
-
 export class Session {
   readonly mapping: Mapping;
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
@@ -236,7 +238,10 @@ export class Session {
     this.#hsTimer = this.#clock.setTimeout(() => this.#handshakeExpired(), HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
-    if (this.mapping === 'webtransport' && this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
+    if (this.mapping === 'webtransport') {
+      if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
+      if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
+    }
   }
 
   /** Whether the session has ended. */
@@ -263,18 +268,15 @@ export class Session {
     };
   }
 
+  // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
   #closeWith(code: number, reason: string): void {
-    this.#conn.close(code, cutReason(reason, MaxCloseReason));
+    this.#conn.close(code, reason);
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
   #protocolError(err: unknown): void {
-    if (!(err instanceof TransportError)) {
-      this.#closeWith(CloseProtocolError, String(err));
-      return;
-    }
-    const n = (SessionCode as Record<string, number>)[err.code];
-    this.#closeWith(n ?? CloseProtocolError, err.message);
+    const own = err instanceof TransportError;
+    this.#closeWith((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
   }
 
   #end(info: CloseInfo): TransportError {
@@ -295,8 +297,7 @@ export class Session {
 
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
-    const cause = this.#endError;
-    return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'it is closing'), { cause });
+    return closedBy(this.#endError);
   }
 
   #handshakeExpired(): void {
@@ -396,7 +397,7 @@ export class Session {
     try {
       st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + messageOf(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
       return;
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
@@ -468,7 +469,7 @@ export class Session {
       this.#closeWith(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
       return;
     }
-    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + messageOf(e));
+    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
   }
 
   // ---- receiving ------------------------------------------------------
@@ -623,6 +624,77 @@ export class Session {
       if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, d.payload);
       else this.#counters.staleReceived++;
     }
+  }
+
+  // ---- calls the server opens -----------------------------------------
+  // Calls are the client's to make (§3.2, §4.3: a call declares no
+  // direction), but a client still answers a call stream the server opens,
+  // with the CALL_ERROR that says why (§6.4), rather than leaving it open;
+  // past MaxCalls at once it resets the stream WT_TOO_MANY_STREAMS without
+  // reading it (§10.1). As the Go runtime's client does.
+
+  async #answerCalls(): Promise<void> {
+    const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
+    let answering = 0;
+    for (let st; (st = await accept().catch(() => null)) !== null && !this.isEnded; ) {
+      if (answering >= MaxCalls) {
+        st.stop(ResetTooManyStreams);
+        st.reset(ResetTooManyStreams);
+      } else {
+        answering++;
+        void this.#answerCall(st).finally(() => answering--);
+      }
+    }
+  }
+
+  /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
+  async #answerCall(st: CallStream): Promise<void> {
+    const dec = new FrameDecoder();
+    let timer: unknown;
+    const late = new Promise<never>(
+      (_, reject) =>
+        (timer = this.#clock.setTimeout(
+          () => reject(new TransportError('WT_ABORTED', `the call request did not arrive whole within ${RequestTimeout} ms; this side abandoned it`)),
+          RequestTimeout,
+        )),
+    );
+    let f: Frame | undefined;
+    try {
+      while ((f = dec.next()) === undefined) {
+        const chunk = await Promise.race([st.read(), late]);
+        if (chunk === null) return abandon(st); // the stream ended before its first frame
+        dec.push(chunk);
+      }
+    } catch (e) {
+      // The framing is lost, or the request is late: answer and read
+      // nothing more. An oversized frame (§5.1), a stream reset or cut
+      // short, or the session's end leave nothing to answer.
+      if (e instanceof TransportError && e.code !== 'WT_PAYLOAD_TOO_LARGE' && !this.isEnded) {
+        answerCallError(st, e.code, e.message);
+        st.stop(ResetAborted);
+      } else {
+        abandon(st);
+      }
+      return;
+    } finally {
+      this.#clock.clearTimeout(timer);
+    }
+    const ev = this.#contract.byId.get(f.eventId);
+    let code = 'WT_PROTOCOL_ERROR';
+    let why: string;
+    if (f.type !== FrameCallRequest) why = `the first frame of a call stream is ${frameTypeName(f.type)}, not CALL_REQUEST (§5.2)`;
+    else if (ev === undefined) {
+      code = 'WT_UNKNOWN_EVENT';
+      why = `event id ${f.eventId} is not in contract ${this.#contract.name} (§5.4)`;
+    } else if (ev.shape === 'emit') why = `event '${ev.name}' is an emit, not a call (§3.2)`;
+    else if (f.codec !== ev.payloadCodec) why = codecMismatch(ev, false, f.codec);
+    else {
+      this.#counters.directionDropped++;
+      why = `event '${ev.name}' is a call, which only the client makes`;
+    }
+    answerCallError(st, code, why);
+    // Read to the end, discarding what the peer still sends (as the Go runtime's drain).
+    while ((await st.read().catch(() => null)) !== null);
   }
 
   // ---- calls ----------------------------------------------------------
@@ -823,7 +895,7 @@ class CallGuard {
     } else if (e instanceof StreamResetError) {
       err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.#ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
     } else {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : messageOf(e)}`);
+      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
     if (st !== undefined && !this.#session.isEnded) abandon(st);
@@ -876,15 +948,21 @@ class CallGuard {
   }
 }
 
+/** Writes a CALL_ERROR (§6.4) and FIN on a call stream this side answers; a failed write abandons the stream. */
+function answerCallError(st: CallStream, code: string, message: string): void {
+  const frame = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code, message }));
+  Promise.all([st.write(frame), st.close()]).catch(() => abandon(st));
+}
+
 /** Abandons a call stream (cancellation, a malformed response, §8): reset and stop with WT_ABORTED. */
 function abandon(st: CallStream): void {
   try {
-    st.reset(1);
+    st.reset(ResetAborted);
   } catch {
     // already reset or the session ended
   }
   try {
-    st.stop(1);
+    st.stop(ResetAborted);
   } catch {
     // already stopped or the session ended
   }
@@ -939,10 +1017,6 @@ function isSessionEnd(e: unknown): boolean {
 /** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
 function protocolFault(reason: string): never {
   throw new TransportError('WT_PROTOCOL_ERROR', reason);
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function reportError(e: unknown): void {

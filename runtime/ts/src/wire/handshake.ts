@@ -5,7 +5,7 @@
 
 import { TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
-import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort, type JsonValue } from './json.js';
+import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort } from './json.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /** The protocol major version this runtime speaks (§4.2). */
@@ -76,7 +76,7 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
   let feat: string[] | undefined;
   let events: EventEntry[] | undefined;
   try {
-    decodeObject(utf8Decode(payload), (key, raw) => {
+    const integral = decodeObject(utf8Decode(payload), (key, raw) => {
       if (key === 'v') v = jsonInt(raw, "field 'v'");
       else if (key === 'feat') feat = jsonArray(raw, "field 'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
       else if (key === 'events') events = decodeEvents(raw);
@@ -84,23 +84,25 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
     });
     const missing = v === undefined ? 'v' : feat === undefined ? 'feat' : events === undefined ? 'events' : '';
     if (missing !== '') throw new Error(`field '${missing}' is missing`);
+    // Its numbers are v and the ids: integers, written as such.
+    if (!integral) throw new Error('a number is not written as an integer');
   } catch (e) {
     throw new TransportError('WT_PROTOCOL_ERROR', `handshake: ${(e as Error).message} (§4.1)`);
   }
   return { v: v as number, feat: feat as string[], events: events as EventEntry[] };
 }
 
-function decodeEvents(raw: JsonValue): EventEntry[] {
+function decodeEvents(raw: unknown): EventEntry[] {
   const names = new Set<string>();
   const ids = new Map<number, string>();
   return jsonArray(raw, "field 'events'").map((row, i) => {
     const cells = jsonArray(row, `events[${i}]`);
     if (cells.length !== 3) throw new Error(`events[${i}] has ${cells.length} elements, not [name, id, lane]`);
-    const name = jsonString(cells[0] as JsonValue, `events[${i}] name`);
+    const name = jsonString(cells[0], `events[${i}] name`);
     const event = `event ${quoteShort(name)}`;
-    const id = jsonUint32(cells[1] as JsonValue, event + ' id');
+    const id = jsonUint32(cells[1], event + ' id');
     if (id === 0) throw new Error(`${event} has id 0, which means no event (§5.4)`);
-    const lane = jsonString(cells[2] as JsonValue, event + ' lane');
+    const lane = jsonString(cells[2], event + ' lane');
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}, not 'reliable' or 'unreliable'`);
     if (names.has(name)) throw new Error(`${event} appears twice`);
     const other = ids.get(id);

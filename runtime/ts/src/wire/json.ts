@@ -1,117 +1,79 @@
-// The strict JSON reader behind the JSON control payloads (§4.1, §6.4,
-// §6.5, §6.6). JSON.parse alone is too lenient for them: it keeps the last
-// of two equal keys and cannot tell 1e0 from 1. This reader keeps every
-// number's text and every object's members in order, as the Go runtime's
-// strict readers do, so both runtimes refuse the same payloads.
+// The strict reader behind the JSON control payloads (§4.1, §6.4, §6.5,
+// §6.6). JSON.parse judges the syntax, but alone it is too lenient for
+// them: it keeps the last of two equal keys and cannot tell 1e0 from 1. A
+// scan of the text's tokens (strings whole, so nothing inside one counts)
+// adds what it misses, so this runtime refuses the payloads the Go
+// runtime's strict readers refuse.
 
 import { utf8Decode, utf8Encode } from './utf8.js';
 
-/** A JSON number as it was written: the payloads' rules judge its text (1 is an integer; 1.0 and 1e0 are not). */
-export class JsonNumber {
-  constructor(readonly text: string) {}
-}
-
-/** A parsed JSON value: numbers keep their text, objects are Maps with their members in order. */
-export type JsonValue = string | boolean | null | JsonNumber | JsonValue[] | Map<string, JsonValue>;
-
-// A control payload is small; nesting deeper than this is hostile.
-const maxDepth = 64;
-
-// One JSON token after optional white space: a string, a number (its text
-// kept), a literal, or a structural character.
-const tokenRe = /[ \t\n\r]*(?:("(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(true|false|null)|([{}[\],:]))/y;
-const blank = /^[ \t\n\r]*$/;
+// The tokens of valid JSON the scan needs: strings, numbers, brackets and colons.
+const tokenRe = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|[{}[\]:]/g;
 
 /**
- * Parses exactly one JSON value (white space around it allowed, nothing
- * else). A key given twice in the outermost object, a syntax error or
- * anything after the value throws an Error whose message says which.
+ * Calls field once per member of the one JSON object text holds, in order;
+ * anything else, or a key given twice, throws an Error saying what. Returns
+ * whether every number in text is written as an integer (no fraction, no
+ * exponent).
  */
-export function parseJson(text: string): JsonValue {
-  let i = 0;
-  const fail = (why: string): never => {
-    throw new Error('not valid JSON: ' + why);
-  };
-  const next = (): RegExpExecArray => {
-    tokenRe.lastIndex = i;
-    const m = tokenRe.exec(text) ?? fail(blank.test(text.slice(i)) ? 'unexpected end' : `invalid character at offset ${i}`);
-    i = tokenRe.lastIndex;
-    return m;
-  };
-  const value = (depth: number, m: RegExpExecArray): JsonValue => {
-    // Strings and literals are exact in JSON.parse once the token matched.
-    if (m[1] !== undefined || m[3] !== undefined) return JSON.parse(m[0]) as JsonValue;
-    if (m[2] !== undefined) return new JsonNumber(m[2]);
-    const open = m[4];
-    if (open !== '{' && open !== '[') return fail(`unexpected '${open}'`);
-    if (depth > maxDepth) fail('nested too deeply');
-    const close = open === '{' ? '}' : ']';
-    const members = new Map<string, JsonValue>();
-    const items: JsonValue[] = [];
-    let t = next();
-    if (t[4] !== close) {
-      for (;;) {
-        if (open === '{') {
-          if (t[1] === undefined) fail('object key must be a string');
-          const key = JSON.parse(t[1] as string) as string;
-          if (next()[4] !== ':') fail("expected ':' after an object key");
-          // The fields read are the outermost object's: a key given twice there is ambiguous.
-          if (depth === 0 && members.has(key)) throw new Error(`field ${quoteShort(key)} appears twice`);
-          members.set(key, value(depth + 1, next()));
-        } else {
-          items.push(value(depth + 1, t));
-        }
-        t = next();
-        if (t[4] === close) break;
-        if (t[4] !== ',') fail(`expected ',' or '${close}'`);
-        t = next();
-      }
+export function decodeObject(text: string, field: (key: string, value: unknown) => void): boolean {
+  let o: unknown;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    throw new Error('not valid JSON');
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not a JSON object');
+  const seen = new Set<string>();
+  let integral = true;
+  let depth = 0;
+  let last = '';
+  for (const [t] of text.matchAll(tokenRe)) {
+    const c = t[0];
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === '"') last = t;
+    else if (c !== ':') integral &&= !/[.eE]/.test(t);
+    else if (depth === 1) {
+      // A key of the outermost object: a key given twice there is ambiguous.
+      const key = JSON.parse(last) as string;
+      if (seen.has(key)) throw new Error(`field ${quoteShort(key)} appears twice`);
+      seen.add(key);
+      field(key, (o as Record<string, unknown>)[key]);
     }
-    return open === '{' ? members : items;
-  };
-  const v = value(0, next());
-  if (!blank.test(text.slice(i))) throw new Error('data after the JSON value');
-  return v;
+  }
+  return integral;
 }
 
-/** Calls field once per member of the one JSON object text holds, in order; anything else throws an Error saying what. */
-export function decodeObject(text: string, field: (key: string, value: JsonValue) => void): void {
-  const v = parseJson(text);
-  if (!(v instanceof Map)) throw new Error('not a JSON object');
-  v.forEach((value, key) => field(key, value));
-}
-
-/** Throws "<what> must be <want>, not <the value as written>" unless ok. */
-function expect(ok: boolean, v: JsonValue, what: string, want: string): void {
+/** Throws "<what> must be <want>, not <the value>" unless ok. */
+function expect(ok: boolean, v: unknown, what: string, want: string): void {
   if (ok) return;
-  const text = v instanceof JsonNumber ? v.text : Array.isArray(v) ? '[…]' : v instanceof Map ? '{…}' : JSON.stringify(v);
+  const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v !== null ? '{…}' : String(JSON.stringify(v));
   throw new Error(`${what} must be ${want}, not ${quoteShort(text)}`);
 }
 
 /** A string value, or throws. */
-export function jsonString(v: JsonValue, what: string): string {
+export function jsonString(v: unknown, what: string): string {
   expect(typeof v === 'string', v, what, 'a string');
   return v as string;
 }
 
 /** An array value, or throws. */
-export function jsonArray(v: JsonValue, what: string): JsonValue[] {
+export function jsonArray(v: unknown, what: string): unknown[] {
   expect(Array.isArray(v), v, what, 'an array');
-  return v as JsonValue[];
+  return v as unknown[];
 }
 
-/** A JSON number written as an integer (no fraction, no exponent) within ±2^53, or throws. */
-export function jsonInt(v: JsonValue, what: string): number {
-  const n = v instanceof JsonNumber && /^-?[0-9]+$/.test(v.text) ? Number(v.text) : NaN;
-  expect(Number.isSafeInteger(n), v, what, 'an integer');
-  return n;
+/** An integer within ±2^53, or throws. Whether it was written as one is decodeObject's answer. */
+export function jsonInt(v: unknown, what: string): number {
+  expect(Number.isSafeInteger(v), v, what, 'an integer');
+  return v as number;
 }
 
-/** A JSON integer from 0 to 2^32-1, or throws. */
-export function jsonUint32(v: JsonValue, what: string): number {
-  const n = v instanceof JsonNumber && /^[0-9]+$/.test(v.text) ? Number(v.text) : NaN;
-  expect(n <= 0xffffffff, v, what, 'an integer from 0 to 4294967295');
-  return n;
+/** An integer from 0 to 2^32-1, or throws. */
+export function jsonUint32(v: unknown, what: string): number {
+  expect(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, v, what, 'an integer from 0 to 4294967295');
+  return v as number;
 }
 
 /** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */

@@ -2,7 +2,7 @@
 // and LEAVE (§6.5). Mirrors the Go runtime's wire/payload.go.
 
 import { TransportError } from '../errors.js';
-import { JsonNumber, decodeObject, jsonString, quoteShort, type JsonValue } from './json.js';
+import { decodeObject, jsonString, quoteShort } from './json.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /** The CALL_CREDIT payload {"credit":n} (§6.6). */
@@ -18,7 +18,7 @@ const maxInt32 = 0x7fffffff;
  * the payload not a JSON object). A grant above 2^31-1 reads as 2^31-1.
  */
 export function parseCredit(b: Uint8Array): number | undefined {
-  let credit: JsonValue | undefined;
+  let credit: unknown;
   try {
     decodeObject(utf8Decode(b), (key, v) => {
       if (key === 'credit') credit = v;
@@ -26,9 +26,8 @@ export function parseCredit(b: Uint8Array): number | undefined {
   } catch {
     return undefined;
   }
-  if (!(credit instanceof JsonNumber)) return undefined;
-  const f = Number(credit.text);
-  if (!(f > 0) || f !== Math.trunc(f)) return undefined;
+  const f = credit;
+  if (typeof f !== 'number' || !(f > 0) || f !== Math.trunc(f)) return undefined;
   return f >= maxInt32 ? maxInt32 : f;
 }
 
