@@ -598,8 +598,9 @@ export class Session {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
       for (let b = await receive(); b !== null && !this.isEnded; b = await receive()) {
-        if (this.#hsState !== 'accepted') this.#counters.earlyDiscarded++;
-        else this.#receiveDatagram(b);
+        if (this.#hsState === 'accepted') this.#receiveDatagram(b);
+        // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
+        else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
     } catch (e) {
       if (e instanceof TransportError && !this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
