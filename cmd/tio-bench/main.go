@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -105,7 +106,21 @@ func main() {
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// writeHeapProfile writes the allocations so far (go tool pprof
+// -sample_index=alloc_objects) to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	err = pprof.Lookup("allocs").WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func run(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("tio-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
@@ -137,11 +152,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memprofile := fs.String("memprofile", "", "write a heap profile of the whole run, every allocation sampled, to this file (the allocation figures then include the profiler's own cost)")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var err error
 	if cfg.sizes, err = parseSizes(*sizes); err != nil {
 		return err
 	}
@@ -171,6 +186,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 1
+		defer func() {
+			if werr := writeHeapProfile(*memprofile); err == nil {
+				err = werr
+			}
+		}()
 	}
 
 	enc := json.NewEncoder(stdout)

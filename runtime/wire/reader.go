@@ -158,6 +158,10 @@ func (r *Reader) Ended() bool {
 	return r.err == nil && r.start == r.end && r.readErr == io.EOF
 }
 
+// Buffered is the count of bytes read ahead and not yet returned: 0 when
+// the next Next has to Read the stream.
+func (r *Reader) Buffered() int { return r.end - r.start }
+
 // ReadAhead lets the read-ahead buffer grow up to max bytes for a stream
 // that carries more than it holds: it doubles whenever a Read filled all
 // the room it had, and goes back to readAhead bytes after shrinkAfter
