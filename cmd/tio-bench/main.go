@@ -73,6 +73,7 @@ var scenarios = []scenario{
 	{"wt-stream", "yields elements/s through the credit window vs a raw stream", runWTStream},
 	{"wt-datagram", "datagrams sent and received per second vs raw SendDatagram", runWTDatagram},
 	{"wt-idle", "memory and goroutines per idle session vs raw webtransport-go", runWTIdle},
+	{"ws-idle", "memory and goroutines per idle WebSocket session vs raw coder/websocket", runWSIdle},
 	{"ws-emit", "WebSocket mapping emit throughput vs plain coder/websocket", runWSEmit},
 	{"ws-broadcast", "room broadcast to many WebSocket sessions: deliveries/s, p99", runWSBroadcast},
 	{"nats-broadcast", "cross-host broadcasts through the NATS adapter vs raw nats.go: p50/p99 at 10k/s, deliveries/s, host start, reconnect", runNATSBroadcast},
