@@ -43,7 +43,8 @@ const (
 )
 
 // session is one transport-io session, either role. Its goroutines: the
-// close watcher, the emit writer and the emit reader; on WebTransport also
+// close watcher (a callback instead where the transport offers one), the
+// emit writer and the emit reader; on WebTransport also
 // the datagram receiver, the call acceptor, and the datagram sender once a
 // datagram is queued; plus two
 // per call being answered (handler and stream watcher), and a third, the
@@ -165,7 +166,7 @@ func handshakeFrame(c *Contract, features []string) ([]byte, error) {
 func (s *session) start() {
 	// The watcher starts last, once every field it tears down is set.
 	s.wg.Add(1)
-	defer func() { go s.watch() }()
+	defer s.startWatch()
 	// §2, §7.6: on the WebSocket mapping a contract with an undeclared
 	// unreliable event has no session, refused before the handshake.
 	if s.mapping == transport.WebSocket && s.contract.firstUndeclared != "" {
@@ -191,6 +192,18 @@ func (s *session) start() {
 		s.wg.Add(1)
 		go s.acceptCalls()
 	}
+}
+
+// startWatch runs watch once the transport's Done fires: as the
+// transport's callback where it offers one (transport.DoneNotifier), so an
+// idle session has no goroutine waiting for its end, else on a goroutine
+// of its own.
+func (s *session) startWatch() {
+	if n, ok := s.conn.(transport.DoneNotifier); ok {
+		n.AfterDone(s.watch)
+		return
+	}
+	go s.watch()
 }
 
 // watch ends the session once the transport reports it over, for whatever
@@ -693,6 +706,7 @@ func (s *session) acceptHandshake(payload []byte) bool {
 	s.hsState = hsAccepted
 	s.features = features
 	s.hsTimer.Stop()
+	s.hsTimer = nil // not held for the session's life
 	close(s.hsDone)
 	s.hsMu.Unlock()
 	s.owner.established()
