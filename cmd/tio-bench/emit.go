@@ -100,6 +100,15 @@ func admitEmit(ctx context.Context, cfg config, c *tio.Client, p *pacer, sent in
 type emitResult struct {
 	perSec         float64
 	framesPerWrite float64
+	cpuPerFrame    float64 // the process's CPU time per frame, both ends, in µs
+}
+
+// cpuPerFrame is the process's CPU time (user and system, every goroutine:
+// sender, writer, transport, reader) since before, per frame, in µs. On a
+// loaded host it moves far less than frames/s, which is the share of the
+// cores the run happened to get.
+func cpuPerFrame(before time.Duration, frames int64) float64 {
+	return float64(cpuTime()-before) / float64(time.Microsecond) / float64(max(frames, 1))
 }
 
 // emitOurs sends emits from c until the count or the duration is reached,
@@ -108,6 +117,7 @@ type emitResult struct {
 func emitOurs(ctx context.Context, cfg config, c *tio.Client, p *pacer, w *writeCounter, payload []byte) (emitResult, error) {
 	ctx, cancel := measureCtx(ctx, cfg)
 	defer cancel()
+	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
 	var sent int64
@@ -128,7 +138,7 @@ func emitOurs(ctx context.Context, cfg config, c *tio.Client, p *pacer, w *write
 	}
 	elapsed := time.Since(start)
 	// The handshake was the first Write, before the measurement.
-	return emitResult{perSec: perSecond(sent, elapsed), framesPerWrite: float64(sent) / float64(max(w.writes.Load()-1, 1))}, nil
+	return emitResult{perSec: perSecond(sent, elapsed), framesPerWrite: float64(sent) / float64(max(w.writes.Load()-1, 1)), cpuPerFrame: cpuPerFrame(cpu0, sent)}, nil
 }
 
 // rawReceipt is what a raw receiver saw: frames, and when the last arrived.
@@ -153,7 +163,7 @@ func (o *ourWS) server() *tio.Server { return o.srv }
 // emit scenarios: our server, the raw program, and how they are described.
 type emitMapping struct {
 	start            func() (ourServer, error)
-	raw              func(ctx context.Context, cfg config, payload []byte) (float64, error)
+	raw              func(ctx context.Context, cfg config, payload []byte) (emitResult, error)
 	oursWhere, rawIs string
 }
 
@@ -193,11 +203,14 @@ func runEmit(ctx context.Context, cfg config, m emitMapping) ([]sample, error) {
 			return nil, fmt.Errorf("raw %d B: %w", size, err)
 		}
 		out = append(out, sample{
-			Figure: "emit", Size: size, Unit: "frames/s", Ours: ours.perSec, Raw: raw, HasRaw: true, Target: 0.8,
+			Figure: "emit", Size: size, Unit: "frames/s", Ours: ours.perSec, Raw: raw.perSec, HasRaw: true, Target: 0.8,
 			Note: fmt.Sprintf("%s; ours: Emit paced by %s, counted in the server's handler; raw: "+m.rawIs+", counted by bytes read", m.oursWhere, cfg.paceNote(), cfg.batch),
 		}, sample{
 			Figure: "emit frames per Write", Size: size, Unit: "frames", Ours: ours.framesPerWrite, Raw: float64(cfg.batch), HasRaw: true,
 			Note: "ours: the client's emit-stream Writes counted through a wrapped transport.Conn; raw: the fixed batch",
+		}, sample{
+			Figure: "emit CPU per frame", Size: size, Unit: "µs", Lower: true, Ours: ours.cpuPerFrame, Raw: raw.cpuPerFrame, HasRaw: true,
+			Note: "the process's user+system CPU time (getrusage) over the measurement, both ends, per frame: steadier than frames/s on a shared host",
 		})
 	}
 	return out, nil
@@ -220,7 +233,7 @@ func emitOursOn(ctx context.Context, cfg config, m emitMapping, payload []byte) 
 	return emitOurs(ctx, cfg, c, p, &w, payload)
 }
 
-func wtEmitRaw(ctx context.Context, cfg config, payload []byte) (float64, error) {
+func wtEmitRaw(ctx context.Context, cfg config, payload []byte) (emitResult, error) {
 	ctx, cancel := measureCtx(ctx, cfg)
 	defer cancel()
 	batch, frameLen := frames(wire.FrameEmit, evPing, payload, cfg.batch)
@@ -235,27 +248,28 @@ func wtEmitRaw(ctx context.Context, cfg config, payload []byte) (float64, error)
 		done <- rawReceipt{frames: n / int64(frameLen), at: time.Now(), err: err}
 	})
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
 	defer r.close()
 	sess, err := r.dial(ctx)
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
 	defer sess.CloseWithError(0, "")
 	str, err := sess.OpenUniStreamSync(ctx)
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
+	cpu0 := cpuTime()
 	start := time.Now()
 	sent, err := writeBatches(cfg, start, func() error { _, err := str.Write(batch); return err })
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
 	if err := str.Close(); err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
-	return awaitRaw(ctx, done, sent, start)
+	return awaitRaw(ctx, done, sent, start, cpu0)
 }
 
 // writeBatches writes batches of cfg.batch frames until the count or the
@@ -288,22 +302,22 @@ func countBytes(r io.Reader) (int64, error) {
 	}
 }
 
-func awaitRaw(ctx context.Context, done <-chan rawReceipt, sent int64, start time.Time) (float64, error) {
+func awaitRaw(ctx context.Context, done <-chan rawReceipt, sent int64, start time.Time, cpu0 time.Duration) (emitResult, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
-			return 0, r.err
+			return emitResult{}, r.err
 		}
 		if r.frames != sent {
-			return 0, fmt.Errorf("raw receiver got %d frames of %d", r.frames, sent)
+			return emitResult{}, fmt.Errorf("raw receiver got %d frames of %d", r.frames, sent)
 		}
-		return perSecond(r.frames, r.at.Sub(start)), nil
+		return emitResult{perSec: perSecond(r.frames, r.at.Sub(start)), cpuPerFrame: cpuPerFrame(cpu0, r.frames)}, nil
 	case <-ctx.Done():
-		return 0, fmt.Errorf("raw receiver: %w", ctx.Err())
+		return emitResult{}, fmt.Errorf("raw receiver: %w", ctx.Err())
 	}
 }
 
-func wsEmitRaw(ctx context.Context, cfg config, payload []byte) (float64, error) {
+func wsEmitRaw(ctx context.Context, cfg config, payload []byte) (emitResult, error) {
 	ctx, cancel := measureCtx(ctx, cfg)
 	defer cancel()
 	batch, frameLen := frames(wire.FrameEmit, evPing, payload, cfg.batch)
@@ -342,21 +356,22 @@ func wsEmitRaw(ctx context.Context, cfg config, payload []byte) (float64, error)
 		}
 	}))
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
 	defer hs.Close()
 	c, _, err := cws.Dial(ctx, "ws://"+addr+"/", nil)
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
 	defer c.CloseNow()
+	cpu0 := cpuTime()
 	start := time.Now()
 	sent, err := writeBatches(cfg, start, func() error { return c.Write(ctx, cws.MessageBinary, batch) })
 	if err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
 	if err := c.Close(cws.StatusNormalClosure, ""); err != nil {
-		return 0, err
+		return emitResult{}, err
 	}
-	return awaitRaw(ctx, done, sent, start)
+	return awaitRaw(ctx, done, sent, start, cpu0)
 }

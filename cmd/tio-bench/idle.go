@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	cws "github.com/coder/websocket"
 	wt "github.com/quic-go/webtransport-go"
 
 	"github.com/transport-io/tiogen/runtime/tio"
@@ -90,15 +92,26 @@ const (
 )
 
 func runWTIdle(ctx context.Context, cfg config) ([]sample, error) {
-	ours, err := idleChild(ctx, "ours", cfg.sessions)
+	return runIdle(ctx, cfg, "ours", "raw", "raw after CONNECT")
+}
+
+// runWSIdle is wt-idle over the WebSocket mapping: raw is plain
+// coder/websocket, each end reading (as coder/websocket needs, to see
+// control frames) and nothing sent.
+func runWSIdle(ctx context.Context, cfg config) ([]sample, error) {
+	return runIdle(ctx, cfg, "ours-ws", "raw-ws", "raw after the upgrade, each end reading")
+}
+
+func runIdle(ctx context.Context, cfg config, oursSide, rawSide, rawIs string) ([]sample, error) {
+	ours, err := idleChild(ctx, oursSide, cfg.sessions)
 	if err != nil {
 		return nil, fmt.Errorf("ours: %w", err)
 	}
-	raw, err := idleChild(ctx, "raw", cfg.sessions)
+	raw, err := idleChild(ctx, rawSide, cfg.sessions)
 	if err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	note := fmt.Sprintf("%d idle sessions, client and server in one process (a child per side): each figure covers both ends of a session (ours after the handshake, raw after CONNECT); deltas of GC'd runtime.MemStats", cfg.sessions)
+	note := fmt.Sprintf("%d idle sessions, client and server in one process (a child per side): each figure covers both ends of a session (ours after the handshake, %s); deltas of GC'd runtime.MemStats", cfg.sessions, rawIs)
 	n := cfg.sessions
 	return []sample{
 		{Figure: "idle HeapInuse", Concurrency: n, Unit: "KiB/session", Lower: true, Ours: ours.HeapKB, Raw: raw.HeapKB, HasRaw: true, Note: note},
@@ -143,16 +156,25 @@ func runIdleChild(stdout io.Writer) (bool, error) {
 	if err != nil || n <= 0 {
 		return true, fmt.Errorf("%s: want a positive session count", idleSessionsEnv)
 	}
+	if os.Getenv(idleProfileEnv) != "" {
+		// Every allocation recorded, so the heap profile accounts for a
+		// session's few KiB exactly rather than in 512 KiB samples.
+		runtime.MemProfileRate = 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var ps perSession
 	switch side {
 	case "ours":
-		ps, err = idleOurs(ctx, n)
+		ps, err = idleOurs(ctx, n, "ours", func(opts tio.ServerOptions) (ourServer, error) { return startOurWT(opts) })
+	case "ours-ws":
+		ps, err = idleOurs(ctx, n, "ours-ws", func(opts tio.ServerOptions) (ourServer, error) { return startOurWS(opts) })
 	case "raw":
 		ps, err = idleRaw(ctx, n)
+	case "raw-ws":
+		ps, err = idleRawWS(ctx, n)
 	default:
-		err = fmt.Errorf("%s=%q: want ours or raw", idleChildEnv, side)
+		err = fmt.Errorf("%s=%q: want ours, ours-ws, raw or raw-ws", idleChildEnv, side)
 	}
 	if err != nil {
 		return true, err
@@ -160,29 +182,29 @@ func runIdleChild(stdout io.Writer) (bool, error) {
 	return true, json.NewEncoder(stdout).Encode(ps)
 }
 
-func idleOurs(ctx context.Context, n int) (perSession, error) {
+func idleOurs(ctx context.Context, n int, side string, start func(tio.ServerOptions) (ourServer, error)) (perSession, error) {
 	var joined atomic.Int64
 	before := measureFootprint()
-	o, err := startOurWT(tio.ServerOptions{OnSession: func(*tio.Peer) { joined.Add(1) }})
+	o, err := start(tio.ServerOptions{OnSession: func(*tio.Peer) { joined.Add(1) }})
 	if err != nil {
 		return perSession{}, err
 	}
 	defer o.close()
 	clients := make([]*tio.Client, n)
+	// The figures are taken with every session open; the sessions then
+	// close all at once, so the run does not depend on how long one close
+	// takes (§11: a close waits for its handshake with the peer).
 	defer func() {
+		var wg sync.WaitGroup
 		for _, c := range clients {
 			if c != nil {
-				_ = c.Close(tio.NoError, "")
+				wg.Go(func() { closeClient(c) })
 			}
 		}
-		for _, c := range clients {
-			if c != nil {
-				_ = c.Wait()
-			}
-		}
+		wg.Wait()
 	}()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
-		c, err := o.dial(ctx)
+		c, err := o.dialCounting(ctx, nil)
 		clients[i] = c
 		return err
 	})
@@ -193,7 +215,7 @@ func idleOurs(ctx context.Context, n int) (perSession, error) {
 		return perSession{}, err
 	}
 	g := growth(before, measureFootprint(), n)
-	return g, writeGoroutines("ours")
+	return g, writeGoroutines(side)
 }
 
 // idleProfile is -idle-profile, handed to the idle children.
@@ -266,4 +288,51 @@ func waitCount(ctx context.Context, c *atomic.Int64, n int64) error {
 		}
 	}
 	return nil
+}
+
+func idleRawWS(ctx context.Context, n int) (perSession, error) {
+	var accepted atomic.Int64
+	before := measureFootprint()
+	addr, hs, err := serveHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := cws.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		accepted.Add(1)
+		for {
+			if _, _, err := c.Reader(context.Background()); err != nil {
+				return
+			}
+		}
+	}))
+	if err != nil {
+		return perSession{}, err
+	}
+	defer hs.Close()
+	clients := make([]*cws.Conn, n)
+	defer func() {
+		for _, c := range clients {
+			if c != nil {
+				_ = c.CloseNow()
+			}
+		}
+	}()
+	err = parallel(ctx, n, func(ctx context.Context, i int) error {
+		c, _, err := cws.Dial(ctx, "ws://"+addr+"/", nil)
+		if err != nil {
+			return err
+		}
+		clients[i] = c
+		c.CloseRead(context.Background()) // reads control frames, as the client must
+		return nil
+	})
+	if err != nil {
+		return perSession{}, err
+	}
+	if err := waitCount(ctx, &accepted, int64(n)); err != nil {
+		return perSession{}, err
+	}
+	g := growth(before, measureFootprint(), n)
+	return g, writeGoroutines("raw-ws")
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -73,6 +74,7 @@ var scenarios = []scenario{
 	{"wt-stream", "yields elements/s through the credit window vs a raw stream", runWTStream},
 	{"wt-datagram", "datagrams sent and received per second vs raw SendDatagram", runWTDatagram},
 	{"wt-idle", "memory and goroutines per idle session vs raw webtransport-go", runWTIdle},
+	{"ws-idle", "memory and goroutines per idle WebSocket session vs raw coder/websocket", runWSIdle},
 	{"ws-emit", "WebSocket mapping emit throughput vs plain coder/websocket", runWSEmit},
 	{"ws-broadcast", "room broadcast to many WebSocket sessions: deliveries/s, p99", runWSBroadcast},
 	{"nats-broadcast", "cross-host broadcasts through the NATS adapter vs raw nats.go: p50/p99 at 10k/s, deliveries/s, host start, reconnect", runNATSBroadcast},
@@ -106,7 +108,21 @@ func main() {
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// writeHeapProfile writes the allocations so far (go tool pprof
+// -sample_index=alloc_objects) to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	err = pprof.Lookup("allocs").WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func run(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("tio-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
@@ -140,12 +156,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memprofile := fs.String("memprofile", "", "write a heap profile of the whole run, every allocation sampled, to this file (the allocation figures then include the profiler's own cost)")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs) or its bound (the median)")
 	attempts := fs.Int("attempts", 1, "with -check: measure again, up to this many times in all, while every miss is one the raw baseline shared in the same attempt (host noise); a miss of ours alone fails at once")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var err error
 	if cfg.sizes, err = parseSizes(*sizes); err != nil {
 		return err
 	}
@@ -178,6 +194,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 1
+		defer func() {
+			if werr := writeHeapProfile(*memprofile); err == nil {
+				err = werr
+			}
+		}()
 	}
 
 	for attempt := 1; ; attempt++ {

@@ -35,8 +35,8 @@ var (
 			r, err := emitOursOn(ctx, cfg, wsEmitMapping, p)
 			return r.perSec, err
 		},
-		subRawWT:      wtEmitRaw,
-		subRawWS:      wsEmitRaw,
+		subRawWT:      rateOf(wtEmitRaw),
+		subRawWS:      rateOf(wsEmitRaw),
 		subCentrifuge: centrifugeEmit,
 		subSocketIO:   socketIOEmit,
 	}
@@ -49,6 +49,14 @@ var (
 		subSocketIO:   socketIOSetups,
 	}
 )
+
+// rateOf is a raw emitter's frames/s alone.
+func rateOf(emit func(ctx context.Context, cfg config, payload []byte) (emitResult, error)) func(ctx context.Context, cfg config, payload []byte) (float64, error) {
+	return func(ctx context.Context, cfg config, p []byte) (float64, error) {
+		r, err := emit(ctx, cfg, p)
+		return r.perSec, err
+	}
+}
 
 // peerEmitSize is the payload of the peer emit figure.
 const peerEmitSize = 1024

@@ -39,7 +39,7 @@ type OriginAllocator struct {
 
 	mu         sync.Mutex
 	next       uint32   // next never-issued counter
-	live       []uint64 // bit per counter: held by a session (512 KiB)
+	live       []uint64 // bit per counter issued so far: held by a session (at most 512 KiB, grown as counters are issued)
 	liveCount  int
 	quarantine []released // in release order, so oldest first
 	qHead      int
@@ -61,7 +61,6 @@ func NewOriginAllocator(hostOrdinal uint16, c clock.Clock) (*OriginAllocator, er
 		clk:  clock.Or(c),
 		host: uint32(hostOrdinal) << counterBits,
 		next: 1,
-		live: make([]uint64, (maxCounter+1)/64),
 	}, nil
 }
 
@@ -134,12 +133,17 @@ func (a *OriginAllocator) Quarantined() int {
 
 func (a *OriginAllocator) isLiveLocked(origin uint32) bool {
 	c := origin & maxCounter
-	return a.live[c/64]&(1<<(c%64)) != 0
+	return int(c/64) < len(a.live) && a.live[c/64]&(1<<(c%64)) != 0
 }
 
 func (a *OriginAllocator) setLiveLocked(origin uint32, live bool) {
 	c := origin & maxCounter
 	if live {
+		if int(c/64) >= len(a.live) {
+			// Doubling: a host with n live sessions holds about n bits.
+			grow := min(max(int(c/64)+1-len(a.live), len(a.live)), (maxCounter+1)/64-len(a.live))
+			a.live = append(a.live, make([]uint64, grow)...)
+		}
 		a.live[c/64] |= 1 << (c % 64)
 		a.liveCount++
 	} else {

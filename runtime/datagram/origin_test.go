@@ -169,3 +169,30 @@ func TestOriginAllocatorConcurrent(t *testing.T) {
 		seen[o] = true
 	}
 }
+
+// TestOriginBitmapGrowsWithTheCountersIssued: a host holds a bit per
+// counter it issued, not the whole 22-bit space up front (§7.3).
+func TestOriginBitmapGrowsWithTheCountersIssued(t *testing.T) {
+	a, err := NewOriginAllocator(3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint32
+	for range 1000 {
+		o, err := a.Allocate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, o)
+	}
+	if words := len(a.live); words*64 < 1000 || words > 64 {
+		t.Fatalf("%d bitmap words for 1000 origins", words)
+	}
+	for _, o := range got {
+		a.Release(o)
+		a.Release(o) // a double release does nothing
+	}
+	if n := a.Live(); n != 0 {
+		t.Fatalf("%d live after releasing every origin", n)
+	}
+}

@@ -23,15 +23,18 @@ const ProbeInterval = 15 * time.Second
 // oldest entry on overflow, and it drops entries older than the TTL when
 // they are dequeued. The two causes are counted separately, as
 // overflowDropped and staleDropped. It is safe for concurrent use, never
-// blocks and allocates nothing after NewRing.
+// blocks, and allocates its slots once, with the first Push: a session
+// that never sends a datagram holds none.
 type Ring struct {
 	clk   clock.Clock
 	base  time.Time
 	ttl   time.Duration
 	ready chan struct{}
 
+	capacity int
+
 	mu       sync.Mutex
-	slots    []ringSlot
+	slots    []ringSlot // nil until the first Push
 	head     int
 	n        int
 	overflow uint64
@@ -54,11 +57,11 @@ func NewRing(capacity int, ttl time.Duration, c clock.Clock) *Ring {
 	}
 	c = clock.Or(c)
 	return &Ring{
-		clk:   c,
-		base:  c.Now(),
-		ttl:   ttl,
-		ready: make(chan struct{}, 1),
-		slots: make([]ringSlot, capacity),
+		clk:      c,
+		base:     c.Now(),
+		ttl:      ttl,
+		ready:    make(chan struct{}, 1),
+		capacity: capacity,
 	}
 }
 
@@ -68,6 +71,9 @@ func NewRing(capacity int, ttl time.Duration, c clock.Clock) *Ring {
 func (r *Ring) Push(b []byte) {
 	at := r.clk.Now().Sub(r.base)
 	r.mu.Lock()
+	if r.slots == nil {
+		r.slots = make([]ringSlot, r.capacity)
+	}
 	if r.n == len(r.slots) {
 		r.slots[r.head] = ringSlot{}
 		r.head = (r.head + 1) % len(r.slots)

@@ -163,3 +163,22 @@ func BenchmarkRingPushOverflow(b *testing.B) {
 		r.Push(p)
 	}
 }
+
+// TestRingHoldsNoSlotsUntilThePush: a session that never sends a datagram
+// pays nothing for the §9 ring but the ring itself.
+func TestRingHoldsNoSlotsUntilThePush(t *testing.T) {
+	r := NewRing(RingCapacity, RingTTL, nil)
+	if r.slots != nil {
+		t.Fatal("a new ring holds its slots")
+	}
+	if _, ok := r.Pop(); ok {
+		t.Fatal("Pop on a new ring returned an entry")
+	}
+	r.Push([]byte("x"))
+	if len(r.slots) != RingCapacity {
+		t.Fatalf("%d slots after the first Push, want %d", len(r.slots), RingCapacity)
+	}
+	if b, ok := r.Pop(); !ok || string(b) != "x" {
+		t.Fatalf("Pop = %q, %v", b, ok)
+	}
+}

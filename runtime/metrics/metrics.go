@@ -82,6 +82,15 @@ func (t *Traffic) In(l Lane, n int) {
 	t.bytesIn[l].Add(int64(n))
 }
 
+// InMany counts frames frames of n bytes in total received on lane.
+func (t *Traffic) InMany(l Lane, frames, n int) {
+	if frames == 0 {
+		return
+	}
+	t.framesIn[l].Add(int64(frames))
+	t.bytesIn[l].Add(int64(n))
+}
+
 // Out counts one frame of n bytes sent on lane.
 func (t *Traffic) Out(l Lane, n int) {
 	t.framesOut[l].Add(1)

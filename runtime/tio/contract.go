@@ -77,6 +77,8 @@ type Contract struct {
 	name   string
 	events []Event
 	byID   map[uint32]*Event
+	// index is byID for the per-frame lookups (Event).
+	index  eventIndex
 	byName map[string]*Event
 	table  []wire.EventEntry
 	// firstUndeclared is the first unreliable event, in name order, with no
@@ -118,7 +120,44 @@ func NewContract(name string, events ...Event) (*Contract, error) {
 			c.firstUndeclared = e.Name
 		}
 	}
+	c.index = newEventIndex(c.events)
 	return c, nil
+}
+
+// eventIndex finds an event by id in about one probe, with no hashing
+// beyond a multiply: an open-addressed table at most half full. The
+// contract is immutable, so the table is never written after it is built.
+type eventIndex struct {
+	slots []*Event
+	shift uint8
+}
+
+func newEventIndex(events []Event) eventIndex {
+	bits := uint8(1)
+	for 1<<bits < 2*len(events) {
+		bits++
+	}
+	x := eventIndex{slots: make([]*Event, 1<<bits), shift: 32 - bits}
+	for i := range events {
+		j := x.home(events[i].ID)
+		for x.slots[j] != nil {
+			j = (j + 1) & (len(x.slots) - 1)
+		}
+		x.slots[j] = &events[i]
+	}
+	return x
+}
+
+// home is id's first slot: Fibonacci hashing, so that explicit ids in a
+// run (1, 2, 3) spread as well as derived ones (§5.4).
+func (x *eventIndex) home(id uint32) int { return int((id * 0x9E3779B1) >> x.shift) }
+
+func (x *eventIndex) get(id uint32) *Event {
+	for j := x.home(id); ; j = (j + 1) & (len(x.slots) - 1) {
+		if e := x.slots[j]; e == nil || e.ID == id {
+			return e
+		}
+	}
 }
 
 // MustContract is NewContract for generated code, whose contracts the
@@ -176,8 +215,8 @@ func (c *Contract) Events() []Event { return append([]Event(nil), c.events...) }
 
 // Event looks an event up by id.
 func (c *Contract) Event(id uint32) (*Event, bool) {
-	e, ok := c.byID[id]
-	return e, ok
+	e := c.index.get(id)
+	return e, e != nil
 }
 
 // EventByName looks an event up by name.

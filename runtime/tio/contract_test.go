@@ -2,6 +2,7 @@ package tio
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -79,5 +80,30 @@ func TestErrorsCarryCodesForIsAndAs(t *testing.T) {
 	}
 	if ce := callErrorOf(Errorf(ValidationFailed, "field 'x'")); ce.Code != ValidationFailed || ce.Message != "field 'x'" {
 		t.Fatalf("%+v", ce)
+	}
+}
+
+// TestContractEventFindsEveryID: the per-frame index finds every event,
+// derived ids (§5.4) and explicit ones in a run alike, and no other id.
+func TestContractEventFindsEveryID(t *testing.T) {
+	var events []Event
+	for i := range 40 {
+		events = append(events, Event{Name: fmt.Sprintf("derived%d", i), Lane: wire.Reliable, Payload: wire.CodecJSON})
+		events = append(events, Event{Name: fmt.Sprintf("explicit%d", i), ID: uint32(i + 1), Lane: wire.Reliable, Payload: wire.CodecJSON})
+	}
+	c, err := NewContract("index", events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range c.Events() {
+		got, ok := c.Event(want.ID)
+		if !ok || got.Name != want.Name {
+			t.Fatalf("Event(%d) = %v, %v; want %s", want.ID, got, ok, want.Name)
+		}
+	}
+	for _, id := range []uint32{41, 1000, 0xFFFFFFFF} {
+		if e, ok := c.Event(id); ok {
+			t.Fatalf("Event(%d) found %s, which has another id", id, e.Name)
+		}
 	}
 }

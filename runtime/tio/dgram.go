@@ -239,7 +239,7 @@ func (s *session) receiveDatagram(b []byte) bool {
 	if !ok {
 		return true // shorter than the header: a probe or nothing (§7.2)
 	}
-	ev, known := s.contract.byID[d.EventID]
+	ev, known := s.contract.Event(d.EventID)
 	if !known {
 		s.stats.unknownDropped.Add(1)
 		return true

@@ -3,6 +3,8 @@ package tio
 import (
 	"sync"
 	"time"
+
+	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 // frame is one encoded stream frame, immutable once queued. A frame built
@@ -11,7 +13,15 @@ import (
 type frame struct {
 	b      []byte
 	pooled bool
+	// extra counts the frames after the first that b holds: consecutive
+	// emits of one session share an entry (emitQueue.pushEmit), open while
+	// it is the queue's last entry.
+	extra int
+	open  bool
 }
+
+// frames is the count of frames f holds.
+func (f *frame) frames() int { return 1 + f.extra }
 
 // maxPooledFrame keeps one large emit from pinning its buffer in the pool.
 const maxPooledFrame = 64 << 10
@@ -22,7 +32,7 @@ func getFrame() *frame { return framePool.Get().(*frame) }
 
 func (f *frame) release() {
 	if f.pooled && cap(f.b) <= maxPooledFrame {
-		f.b = f.b[:0]
+		f.b, f.extra, f.open = f.b[:0], 0, false
 		framePool.Put(f)
 	}
 }
@@ -32,11 +42,15 @@ func (f *frame) release() {
 // waits for the writer to take what it holds (see session.pushWithin); a
 // queue that stays full closes its session WT_PEER_TOO_SLOW.
 type emitQueue struct {
-	mu     sync.Mutex
-	ring   []*frame
-	head   int
-	n      int
-	closed bool
+	mu sync.Mutex
+	// ring, of capacity frames, is allocated by the first push: an idle
+	// session holds none.
+	ring     []*frame
+	capacity int
+	head     int
+	n        int // entries in ring
+	frames   int // frames in those entries: the §9 bound counts these
+	closed   bool
 	// wake holds one token when the writer has something to look at.
 	wake chan struct{}
 	// drained, when set, is closed by the next take or shutdown: senders
@@ -58,7 +72,7 @@ type emitQueue struct {
 // newEmitQueue makes a queue of capacity frames whose writer is woken at
 // once (flushDelay 0) or after flushDelay (see hold).
 func newEmitQueue(capacity int, flushDelay time.Duration) *emitQueue {
-	q := &emitQueue{ring: make([]*frame, capacity), wake: make(chan struct{}, 1)}
+	q := &emitQueue{capacity: capacity, wake: make(chan struct{}, 1)}
 	if flushDelay > 0 {
 		q.hold, q.holdFor = time.NewTimer(flushDelay), flushDelay
 		q.hold.Stop()
@@ -78,6 +92,14 @@ func (q *emitQueue) held() <-chan time.Time {
 	return q.hold.C
 }
 
+// grewLocked counts n more queued bytes and says whether they end a flush
+// delay early: the queue just reached a packet's worth.
+func (q *emitQueue) grewLocked(n int) (early bool) {
+	before := q.bytes
+	q.bytes += n
+	return q.hold != nil && before < emitFlushEarly && q.bytes >= emitFlushEarly
+}
+
 type pushResult uint8
 
 const (
@@ -92,16 +114,18 @@ func (q *emitQueue) push(f *frame) pushResult {
 		q.mu.Unlock()
 		return pushClosed
 	}
-	if q.n == len(q.ring) {
+	if q.ring == nil {
+		q.ring = make([]*frame, q.capacity)
+	}
+	if q.frames == q.capacity {
 		q.mu.Unlock()
 		return pushFull
 	}
 	q.ring[(q.head+q.n)%len(q.ring)] = f
 	q.n++
-	before := q.bytes
-	q.bytes += len(f.b)
-	first := q.n == 1
-	early := q.hold != nil && before < emitFlushEarly && q.bytes >= emitFlushEarly
+	q.frames++
+	first := q.frames == 1
+	early := q.grewLocked(len(f.b))
 	q.mu.Unlock()
 	// A queue that already held frames has a wake-up pending (or its hold
 	// running), or a writer that takes everything queued before it waits
@@ -118,6 +142,58 @@ func (q *emitQueue) push(f *frame) pushResult {
 	return pushed
 }
 
+// coalesceAt bounds the bytes of one coalesced entry (pushEmit).
+const coalesceAt = 16 << 10
+
+// pushEmit queues an EMIT frame of this session's own: appended to the
+// queue's last entry while that entry is open and under coalesceAt bytes,
+// so a run of emits costs one entry, one pooled buffer and one copy into
+// the writer's Write per coalesceAt bytes rather than per frame. The
+// frame counts towards the §9 bound as one frame all the same. An encoding
+// error leaves the queue as it was; so does a full or shut-down queue, for
+// the caller's push-back (session.pushBack).
+func (q *emitQueue) pushEmit(c wire.Codec, event uint32, payload []byte) (pushResult, error) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return pushClosed, nil
+	}
+	if q.frames == q.capacity {
+		q.mu.Unlock()
+		return pushFull, nil
+	}
+	if q.n > 0 {
+		if last := q.ring[(q.head+q.n-1)%len(q.ring)]; last.open && len(last.b)+wire.HeaderLen+len(payload) <= coalesceAt {
+			b, err := wire.AppendFrame(last.b, wire.FrameEmit, c, event, payload)
+			early := false
+			if err == nil {
+				early = q.grewLocked(len(b) - len(last.b))
+				last.b = b
+				last.extra++
+				q.frames++
+			}
+			q.mu.Unlock()
+			if early {
+				q.signal()
+			}
+			return pushed, err
+		}
+	}
+	q.mu.Unlock()
+	f := getFrame()
+	var err error
+	if f.b, err = wire.AppendFrame(f.b[:0], wire.FrameEmit, c, event, payload); err != nil {
+		f.release()
+		return pushFull, err
+	}
+	f.open = true
+	res := q.push(f)
+	if res != pushed {
+		f.release()
+	}
+	return res, nil
+}
+
 func (q *emitQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
@@ -131,12 +207,12 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 	if q.n > 0 {
 		q.takes++
 	}
+	q.frames, q.bytes = 0, 0
 	for ; q.n > 0; q.n-- {
 		dst = append(dst, q.ring[q.head])
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
-	q.bytes = 0
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
 	return dst
@@ -147,7 +223,7 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 func (q *emitQueue) waitAbove(mark int) <-chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.n <= mark || q.closed {
+	if q.frames <= mark || q.closed {
 		return nil
 	}
 	if q.drained == nil {
@@ -174,7 +250,7 @@ func (q *emitQueue) taken() uint64 {
 func (q *emitQueue) depth() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.n
+	return q.frames
 }
 
 // shutdown refuses further pushes and releases what waits.
@@ -184,12 +260,12 @@ func (q *emitQueue) shutdown() {
 	if q.hold != nil {
 		q.hold.Stop()
 	}
+	q.frames, q.bytes = 0, 0
 	for ; q.n > 0; q.n-- {
 		q.ring[q.head].release()
 		q.ring[q.head] = nil
 		q.head = (q.head + 1) % len(q.ring)
 	}
-	q.bytes = 0
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
 }

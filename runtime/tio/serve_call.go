@@ -191,7 +191,7 @@ func (s *session) checkRequest(f wire.Frame) (*Event, *wire.CallError) {
 	if f.Type != wire.FrameCallRequest {
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("the first frame of a call stream is %s, not CALL_REQUEST (§5.2)", f.Type)}
 	}
-	ev, ok := s.contract.byID[f.EventID]
+	ev, ok := s.contract.Event(f.EventID)
 	if !ok {
 		return nil, &wire.CallError{Code: wire.UnknownEvent, Message: fmt.Sprintf("event id %d is not in contract %s (§5.4)", f.EventID, s.contract.name)}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -92,10 +93,11 @@ type Server struct {
 	seq    datagram.Sequencer
 	nextID atomic.Uint64
 
-	hmu     sync.RWMutex
-	emits   map[uint32]EmitHandler
-	calls   map[uint32]CallHandler
-	streams map[uint32]StreamHandler
+	// handlers is read once per frame and call by every session's reader
+	// without a lock, so sessions on many cores share no written cache
+	// line; a registration replaces the whole set under hmu.
+	hmu      sync.Mutex
+	handlers atomic.Pointer[handlerSet]
 
 	mu     sync.RWMutex
 	peers  map[*Peer]struct{}
@@ -127,9 +129,6 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 		opts:     opts,
 		hsFrame:  hs,
 		adapter:  opts.Adapter,
-		emits:    make(map[uint32]EmitHandler),
-		calls:    make(map[uint32]CallHandler),
-		streams:  make(map[uint32]StreamHandler),
 		peers:    make(map[*Peer]struct{}),
 		rooms:    make(map[string]map[*Peer]struct{}),
 
@@ -181,27 +180,57 @@ func (srv *Server) mustEvent(id uint32, kind Kind) *Event {
 // the engine's read buffer: valid until the handler returns.
 func (srv *Server) HandleEmit(event uint32, h EmitHandler) {
 	srv.mustEvent(event, Emit)
-	srv.hmu.Lock()
-	srv.emits[event] = h
-	srv.hmu.Unlock()
+	srv.register(func(hs *handlerSet) { hs.emits[event] = h })
 }
 
 // HandleCall registers the handler of a returns event. The request is the
 // handler's own: it may keep it past its return.
 func (srv *Server) HandleCall(event uint32, h CallHandler) {
 	srv.mustEvent(event, Returns)
-	srv.hmu.Lock()
-	srv.calls[event] = h
-	srv.hmu.Unlock()
+	srv.register(func(hs *handlerSet) { hs.calls[event] = h })
 }
 
 // HandleStream registers the handler of a yields event. The request is the
 // handler's own, as for HandleCall.
 func (srv *Server) HandleStream(event uint32, h StreamHandler) {
 	srv.mustEvent(event, Yields)
+	srv.register(func(hs *handlerSet) { hs.streams[event] = h })
+}
+
+// handlerSet is the server's registered handlers, immutable once
+// published.
+type handlerSet struct {
+	emits   map[uint32]EmitHandler
+	calls   map[uint32]CallHandler
+	streams map[uint32]StreamHandler
+}
+
+// noHandlers is the set before any registration.
+var noHandlers handlerSet
+
+// handlerSet returns the handlers registered now.
+func (srv *Server) handlerSet() *handlerSet {
+	if hs := srv.handlers.Load(); hs != nil {
+		return hs
+	}
+	return &noHandlers
+}
+
+// register publishes a copy of the handler set with change applied.
+func (srv *Server) register(change func(*handlerSet)) {
 	srv.hmu.Lock()
-	srv.streams[event] = h
-	srv.hmu.Unlock()
+	defer srv.hmu.Unlock()
+	old := srv.handlerSet()
+	hs := &handlerSet{emits: withRoom(old.emits), calls: withRoom(old.calls), streams: withRoom(old.streams)}
+	change(hs)
+	srv.handlers.Store(hs)
+}
+
+// withRoom is a copy of m that a registration may add to.
+func withRoom[M ~map[K]V, K comparable, V any](m M) M {
+	c := make(M, len(m)+1)
+	maps.Copy(c, m)
+	return c
 }
 
 // Serve runs one session on conn until it ends and returns how it ended:
@@ -325,9 +354,7 @@ func (p *Peer) established() {
 func (p *Peer) roomFrame(string, bool) {} // a client-sent JOIN closes the session before this
 
 func (p *Peer) deliver(ev *Event, payload []byte) error {
-	p.srv.hmu.RLock()
-	h := p.srv.emits[ev.ID]
-	p.srv.hmu.RUnlock()
+	h := p.srv.handlerSet().emits[ev.ID]
 	if h == nil {
 		return nil
 	}
@@ -356,9 +383,7 @@ func (p *Peer) runEmitHandler(h EmitHandler, ev *Event, payload []byte) (err err
 }
 
 func (p *Peer) serveReturns(ctx context.Context, ev *Event, req []byte) ([]byte, bool, error) {
-	p.srv.hmu.RLock()
-	h := p.srv.calls[ev.ID]
-	p.srv.hmu.RUnlock()
+	h := p.srv.handlerSet().calls[ev.ID]
 	if h == nil {
 		return nil, false, nil
 	}
@@ -367,9 +392,7 @@ func (p *Peer) serveReturns(ctx context.Context, ev *Event, req []byte) ([]byte,
 }
 
 func (p *Peer) serveYields(ctx context.Context, ev *Event, req []byte, send func([]byte) error) (bool, error) {
-	p.srv.hmu.RLock()
-	h := p.srv.streams[ev.ID]
-	p.srv.hmu.RUnlock()
+	h := p.srv.handlerSet().streams[ev.ID]
 	if h == nil {
 		return false, nil
 	}

@@ -43,8 +43,10 @@ const (
 )
 
 // session is one transport-io session, either role. Its goroutines: the
-// close watcher, the emit writer and the emit reader; on WebTransport also
-// the datagram sender, the datagram receiver and the call acceptor; plus two
+// close watcher (a callback instead where the transport offers one), the
+// emit writer and the emit reader; on WebTransport also
+// the datagram receiver, the call acceptor, and the datagram sender once a
+// datagram is queued; plus two
 // per call being answered (handler and stream watcher), and a third, the
 // response writer, for a streaming call once it sends. All of them end once
 // the Conn's Done fires.
@@ -164,7 +166,7 @@ func handshakeFrame(c *Contract, features []string) ([]byte, error) {
 func (s *session) start() {
 	// The watcher starts last, once every field it tears down is set.
 	s.wg.Add(1)
-	defer func() { go s.watch() }()
+	defer s.startWatch()
 	// §2, §7.6: on the WebSocket mapping a contract with an undeclared
 	// unreliable event has no session, refused before the handshake.
 	if s.mapping == transport.WebSocket && s.contract.firstUndeclared != "" {
@@ -183,9 +185,24 @@ func (s *session) start() {
 		go s.receiveDatagrams()
 		// Calls are the client's to make, but a client still answers a
 		// call the server opens (a CALL_ERROR), rather than leaving it.
+		// The watcher stays a goroutine of its own: AcceptCall on
+		// WebTransport returns with its context, which the watcher ends,
+		// and not always once Done fires.
 		s.wg.Add(1)
 		go s.acceptCalls()
 	}
+}
+
+// startWatch runs watch once the transport's Done fires: as the
+// transport's callback where it offers one (transport.DoneNotifier), so an
+// idle session has no goroutine waiting for its end, else on a goroutine
+// of its own.
+func (s *session) startWatch() {
+	if n, ok := s.conn.(transport.DoneNotifier); ok {
+		n.AfterDone(s.watch)
+		return
+	}
+	go s.watch()
 }
 
 // watch ends the session once the transport reports it over, for whatever
@@ -347,7 +364,7 @@ func (s *session) waitHandshake(ctx context.Context) error {
 // lookupSend finds an event this side may send with the given kind and lane;
 // anything else is refused locally, before a byte is written.
 func (s *session) lookupSend(id uint32, kind Kind, lane wire.Lane) (*Event, error) {
-	ev, ok := s.contract.byID[id]
+	ev, ok := s.contract.Event(id)
 	if !ok {
 		return nil, Errorf(wire.UnknownEvent, "event id %d is not in contract %s", id, s.contract.name)
 	}
@@ -370,15 +387,12 @@ func (s *session) emit(event uint32, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	f := getFrame()
-	f.b, err = wire.AppendFrame(f.b[:0], wire.FrameEmit, ev.Payload, ev.ID, payload)
-	if err != nil {
-		f.release()
+	if res, err := s.q.pushEmit(ev.Payload, ev.ID, payload); err != nil || res == pushed {
 		return err
 	}
-	if s.q.push(f) == pushed {
-		return nil
-	}
+	// The queue is full or shut down: wait for room with a frame of its own.
+	f := getFrame()
+	f.b, _ = wire.AppendFrame(f.b[:0], wire.FrameEmit, ev.Payload, ev.ID, payload) // pushEmit encoded it once
 	return s.pushBack(f)
 }
 
@@ -518,7 +532,7 @@ func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 	for {
 		w.batch = s.q.take(w.batch[:0])
 		for i, f := range w.batch {
-			s.traffic.Out(metrics.LaneEmit, len(f.b))
+			s.traffic.OutMany(metrics.LaneEmit, f.frames(), len(f.b))
 			w.buf = append(w.buf, f.b...)
 			f.release()
 			w.batch[i] = nil
@@ -622,13 +636,27 @@ func (s *session) readLoop() {
 	if !s.acceptHandshake(f.Payload) {
 		return
 	}
+	// The emit lane's counts are added once per Read of the stream rather
+	// than per frame: before the last frame read ahead is dispatched, so a
+	// frame is counted by the time its handler runs after it, and the
+	// reader's hot loop does no atomic add per frame.
+	var frames, bytes int
 	for {
 		f, err := r.Next()
 		if err != nil {
+			s.traffic.InMany(metrics.LaneEmit, frames, bytes)
 			s.readFailed(err)
 			return
 		}
-		s.traffic.In(laneOf(f.Type), frameLen(f))
+		if l := laneOf(f.Type); l == metrics.LaneEmit {
+			frames, bytes = frames+1, bytes+frameLen(f)
+		} else {
+			s.traffic.In(l, frameLen(f))
+		}
+		if r.Buffered() == 0 {
+			s.traffic.InMany(metrics.LaneEmit, frames, bytes)
+			frames, bytes = 0, 0
+		}
 		if !s.dispatch(f) {
 			return
 		}
@@ -678,6 +706,7 @@ func (s *session) acceptHandshake(payload []byte) bool {
 	s.hsState = hsAccepted
 	s.features = features
 	s.hsTimer.Stop()
+	s.hsTimer = nil // not held for the session's life
 	close(s.hsDone)
 	s.hsMu.Unlock()
 	s.dg.beginProbes()
@@ -718,7 +747,7 @@ func (s *session) dispatch(f wire.Frame) bool {
 // id dropped and counted, codec differing from the slot a protocol error,
 // wrong direction dropped and counted.
 func (s *session) receiveEmit(f wire.Frame) bool {
-	ev, ok := s.contract.byID[f.EventID]
+	ev, ok := s.contract.Event(f.EventID)
 	if !ok {
 		s.stats.unknownDropped.Add(1)
 		return true

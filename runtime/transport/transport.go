@@ -92,6 +92,16 @@ type Conn interface {
 	CloseInfo() CloseInfo
 }
 
+// DoneNotifier is a Conn that runs a function once Done is closed, with no
+// goroutine waiting meanwhile. The engine uses it where a transport offers
+// it, in place of a goroutine per session blocked on Done: an idle session
+// then costs one goroutine less per side.
+type DoneNotifier interface {
+	// AfterDone arranges for f to run once, in a goroutine of its own,
+	// after Done is closed: at once if it is.
+	AfterDone(f func())
+}
+
 // CloseInfo is how a session ended.
 type CloseInfo struct {
 	// Code and Reason are the §10.2 code and reason of the close, whichever

@@ -24,7 +24,12 @@ import (
 // one large call does not pin its memory for the session's life, while a run
 // of large frames keeps reusing it.
 const (
-	readAhead   = 4 << 10
+	readAhead = 4 << 10
+	// startAhead is the buffer a growing reader (ReadAhead) starts with, so
+	// a long-lived stream that never carries more than its first frame (an
+	// idle session's emit stream after the handshake) holds 512 bytes, not
+	// readAhead; it doubles from there on the first Reads that fill it.
+	startAhead  = 512
 	retainCap   = 64 << 10
 	shrinkAfter = 16
 	// maxEmptyReads is how many (0, nil) reads in a row Next tolerates from
@@ -158,12 +163,17 @@ func (r *Reader) Ended() bool {
 	return r.err == nil && r.start == r.end && r.readErr == io.EOF
 }
 
+// Buffered is the count of bytes read ahead and not yet returned: 0 when
+// the next Next has to Read the stream.
+func (r *Reader) Buffered() int { return r.end - r.start }
+
 // ReadAhead lets the read-ahead buffer grow up to max bytes for a stream
 // that carries more than it holds: it doubles whenever a Read filled all
 // the room it had, and goes back to readAhead bytes after shrinkAfter
 // Reads in a row that would have fit that. A long-lived stream at full
 // speed then costs one Read per max bytes, as a raw reader with a buffer
-// of that size, while an idle one holds readAhead bytes. Payloads larger
+// of that size, while an idle one holds readAhead bytes (startAhead if it
+// never carried more than its first frame). Payloads larger
 // than readAhead still go through the large-payload buffer.
 func (r *Reader) ReadAhead(max int) { r.maxAhead = max }
 
@@ -253,9 +263,13 @@ func (r *Reader) fill(n int) error {
 		return nil
 	}
 	if r.ahead == nil {
-		r.ahead = make([]byte, readAhead)
+		r.ahead = make([]byte, r.startSize())
 	}
-	if size := r.nextSize(); size != len(r.ahead) {
+	size := r.nextSize()
+	if size < n {
+		size = readAhead // n ≤ readAhead, and a growing reader may start below it
+	}
+	if size != len(r.ahead) {
 		// n ≤ readAhead ≤ size, and fewer than n bytes are unread.
 		ahead := make([]byte, size)
 		r.end = copy(ahead, r.ahead[r.start:r.end])
@@ -287,6 +301,14 @@ func (r *Reader) fill(n int) error {
 		}
 	}
 	return nil
+}
+
+// startSize is the read-ahead buffer's first size.
+func (r *Reader) startSize() int {
+	if r.maxAhead > readAhead {
+		return startAhead
+	}
+	return readAhead
 }
 
 // nextSize is the size the read-ahead buffer should have for the next Read

@@ -156,3 +156,27 @@ func TestRecycledReaderStartsClean(t *testing.T) {
 		r.Recycle()
 	}
 }
+
+// TestGrowingReaderStartsSmall: a reader with ReadAhead holds startAhead
+// bytes after a first small frame (an idle session's emit stream after its
+// handshake), and still takes a payload above that and below readAhead.
+func TestGrowingReaderStartsSmall(t *testing.T) {
+	small, _ := AppendFrame(nil, FrameHandshake, CodecJSON, 0, []byte(`{"v":0}`))
+	mid, _ := AppendFrame(nil, FrameEmit, CodecJSON, 7, bytes.Repeat([]byte("x"), 3000))
+	src := &chunkReader{repeater: repeater{frame: small}, chunk: len(small)}
+	r := NewReader(src)
+	r.ReadAhead(64 << 10)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ahead) != startAhead {
+		t.Fatalf("read-ahead is %d bytes after one small frame, want %d", len(r.ahead), startAhead)
+	}
+	src.frame, src.off, src.chunk = mid, 0, 1<<20
+	for range 10 {
+		f, err := r.Next()
+		if err != nil || len(f.Payload) != 3000 {
+			t.Fatalf("a 3000-byte payload after a small start: %d bytes, %v", len(f.Payload), err)
+		}
+	}
+}

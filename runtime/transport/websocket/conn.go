@@ -70,6 +70,7 @@ type conn struct {
 	keepalive clock.Timer
 	idle      clock.Timer
 	message   clock.Timer
+	afterDone []func() // AfterDone's, run once the session ends
 
 	done     chan struct{} // the session ended
 	finished chan struct{} // the socket is closed and the discarding reader returned
@@ -184,8 +185,27 @@ func (c *conn) end(info transport.CloseInfo) bool {
 	c.idle.Stop()
 	c.message.Stop()
 	close(c.done)
+	after := c.afterDone
+	c.afterDone = nil
 	c.mu.Unlock()
+	for _, f := range after {
+		go f()
+	}
 	return true
+}
+
+var _ transport.DoneNotifier = (*conn)(nil)
+
+// AfterDone runs f in a goroutine of its own once the session ended.
+func (c *conn) AfterDone(f func()) {
+	c.mu.Lock()
+	if !c.ended {
+		c.afterDone = append(c.afterDone, f)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	go f()
 }
 
 // endRemote ends the session because the socket ended under it: the peer's

@@ -722,3 +722,42 @@ func TestSpec3_3_WholeMessagesNeverMeetTheMessageDeadline(t *testing.T) {
 	}
 	closeAndDrop(t, clk, c)
 }
+
+// TestAfterDoneRunsOnceTheSessionEnds: a function registered with
+// AfterDone runs after Done is closed, once; one registered after the end
+// runs at once. The engine's close watcher relies on it instead of a
+// goroutine per session.
+func TestAfterDoneRunsOnceTheSessionEnds(t *testing.T) {
+	srv := startServer(t, &Handler{})
+	c := dialConn(t, srv.url, Options{})
+	srv.session(t)
+	n, ok := c.(transport.DoneNotifier)
+	if !ok {
+		t.Fatal("the WebSocket conn offers no AfterDone")
+	}
+	ran := make(chan bool, 2)
+	n.AfterDone(func() {
+		select {
+		case <-c.Done():
+			ran <- true
+		default:
+			ran <- false
+		}
+	})
+	select {
+	case <-ran:
+		t.Fatal("AfterDone's function ran before the session ended")
+	case <-time.After(20 * time.Millisecond):
+	}
+	_ = c.Close(0, "")
+	if done := <-ran; !done {
+		t.Fatal("AfterDone's function ran before Done was closed")
+	}
+	n.AfterDone(func() { ran <- true })
+	<-ran
+	select {
+	case <-ran:
+		t.Fatal("a function ran twice")
+	case <-time.After(20 * time.Millisecond):
+	}
+}
