@@ -18,7 +18,6 @@ import (
 	wt "github.com/quic-go/webtransport-go"
 
 	"github.com/transport-io/tiogen/internal/leakcheck"
-	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
@@ -40,10 +39,6 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 		cycles = map[string]int{"webtransport": n, "websocket": n}
 	}
 	leakcheck.Check(t, 10*time.Second)
-	cert, err := devcert.Mint(time.Now(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Every session's start and end, so a cycle ends only once the server
 	// is done with its session, and a drop is known to have reached it.
 	started := make(chan struct{}, 1)
@@ -56,18 +51,8 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/churn", Dev: cert})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := l.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
-	pin := endpoint.DialOptions{CertHashes: [][32]byte{cert.SHA256}}
+	l, pin, shutdown := listen(t, srv, endpoint.Options{Path: "/churn"})
+	defer shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	handshake, err := wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0,
@@ -96,12 +81,12 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 		{"webtransport",
 			func() (*tio.Client, error) { return endpoint.Dial(ctx, l.URL(), contract, pin) },
 			func(established <-chan struct{}) error {
-				return vanishWebTransport(ctx, l.URL(), cert.SHA256, handshake, established)
+				return vanishWebTransport(ctx, l.URL(), pin.CertHashes[0], handshake, established)
 			}},
 		{"websocket",
 			func() (*tio.Client, error) { return endpoint.DialWebSocket(ctx, l.WebSocketURL(), contract, pin) },
 			func(established <-chan struct{}) error {
-				return vanishWebSocket(ctx, l.WebSocketURL(), cert.SHA256, handshake, established)
+				return vanishWebSocket(ctx, l.WebSocketURL(), pin.CertHashes[0], handshake, established)
 			}},
 	} {
 		closeCycle := func() {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/transport-io/tiogen/internal/leakcheck"
-	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 )
@@ -27,27 +26,13 @@ func TestSimultaneousWebTransportDialsAreAllEstablished(t *testing.T) {
 		n = v
 	}
 	leakcheck.Check(t, 10*time.Second)
-	cert, err := devcert.Mint(time.Now(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv, err := tio.NewServer(contract, tio.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/burst", Dev: cert})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := l.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
-	pin := endpoint.DialOptions{CertHashes: [][32]byte{cert.SHA256}}
+	l, pin, shutdown := listen(t, srv, endpoint.Options{Path: "/burst"})
+	defer shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	clients := make([]*tio.Client, n)
