@@ -78,6 +78,25 @@ func TestQUICConnectionWithoutARequestIsClosed(t *testing.T) {
 	waitFor(t, "the closed connection to be forgotten", func() bool { return h.srv.conns.count() == 1 })
 }
 
+// A silent QUIC connection ends after the listener's IdleTimeout: the
+// client asks for 30 s and sends no keep-alive, so only the listener's
+// 300 ms (QUIC's own timer, not a spec deadline) can have ended it. The
+// request deadline runs on the fake clock and never fires here.
+func TestListenerIdleTimeoutEndsASilentConnection(t *testing.T) {
+	h := startServer(t, Options{Clock: clock.NewFake(), IdleTimeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	qc, err := quic.DialAddr(ctx, h.srv.UDPAddr().String(), pinnedTLS(h.cert, http3.NextProtoH3),
+		&quic.Config{EnableDatagrams: true, EnableStreamResetPartialDelivery: true, MaxIdleTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qc.CloseWithError(0, "")
+	waitFor(t, "the connection to be tracked", func() bool { return h.srv.conns.count() == 1 })
+	// waitFor gives up after 5 s, long before the default 30 s would end it.
+	waitFor(t, "the silent connection to be dropped", func() bool { return h.srv.conns.count() == 0 })
+}
+
 // QUIC connections are bounded whether or not they carry sessions: past
 // MaxConnections the next is closed H3_EXCESSIVE_LOAD at once, and counted.
 func TestQUICConnectionLimit(t *testing.T) {
