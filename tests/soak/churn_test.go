@@ -30,11 +30,10 @@ import (
 // under it), which the server must see as a lost session (§11). After a
 // warm-up of each kind, the live heap after GC grows by less than 512 bytes
 // per cycle, and every goroutine ends. TIO_CHURN sets the cycles of each
-// kind per mapping (by default, as make test runs it, 100 over
-// WebTransport, whose close waits for its capsule's delivery, and 300 over
-// WebSocket).
+// kind per mapping (by default, as make test runs it, 300: fewer leave the
+// per-cycle figure to the heap's noise of some tens of KiB).
 func TestChurnLeavesNothingBehind(t *testing.T) {
-	cycles := map[string]int{"webtransport": 100, "websocket": 300}
+	cycles := map[string]int{"webtransport": 300, "websocket": 300}
 	if n, err := strconv.Atoi(os.Getenv("TIO_CHURN")); err == nil && n > 0 {
 		cycles = map[string]int{"webtransport": n, "websocket": n}
 	}
@@ -129,15 +128,21 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 				kind.cycle()
 			}
 			took := time.Since(began)
-			// The last sessions' goroutines may still be returning.
+			// The last sessions' goroutines may still be returning, and the
+			// last connections' state may still be held for their closing
+			// period (quic-go keeps a closed connection a few round trips to
+			// answer late packets): a fixed residue that decays, where a
+			// leak grows with the cycles and stays. So the figure is read
+			// again until it is under the bound or 10 s have passed.
 			var after sample
-			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var perCycle float64
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 				after = read(time.Now())
-				if after.goroutines <= before.goroutines || time.Now().After(deadline) {
+				perCycle = (float64(after.heap) - float64(before.heap)) / float64(n)
+				if (after.goroutines <= before.goroutines && perCycle < 512) || time.Now().After(deadline) {
 					break
 				}
 			}
-			perCycle := (float64(after.heap) - float64(before.heap)) / float64(n)
 			t.Logf("%s, %s: %d cycles in %v (%v each); live heap %+.0f B per cycle; goroutines %d before, %d after",
 				mp.name, kind.name, n, took.Round(time.Millisecond), (took / time.Duration(n)).Round(time.Microsecond), perCycle, before.goroutines, after.goroutines)
 			if perCycle >= 512 {
