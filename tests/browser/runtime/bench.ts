@@ -164,7 +164,9 @@ const raw = {
   },
 
   // Sequential echo calls for `durationMs`: one bidirectional stream each,
-  // CALL_REQUEST then FIN, one CALL_RESPONSE (§6.2).
+  // CALL_REQUEST then FIN, one CALL_RESPONSE (§6.2), read to the stream's
+  // end as both runtimes do: a returns call is complete only when the
+  // responder closes, since a CALL_ERROR may still follow (§3.2, §6.3).
   async calls(url: string, sha256: number[], durationMs: number): Promise<Figure> {
     const s = await openRaw(url, sha256);
     const req = frame(CALL_REQUEST, JSON_CODEC, ids.echo!, json({ text: 'ping' }));
@@ -180,6 +182,7 @@ const raw = {
       const resp = await next();
       if (!resp || resp.type !== CALL_RESPONSE) throw new Error('no CALL_RESPONSE');
       JSON.parse(dec.decode(resp.payload));
+      if ((await next()) !== null) throw new Error('a frame after the CALL_RESPONSE');
       latencies.push(performance.now() - t0);
     }
     const ms = performance.now() - started;
