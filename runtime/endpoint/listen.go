@@ -200,8 +200,9 @@ func (l *Listener) UDPAddr() *net.UDPAddr { return l.wt.UDPAddr() }
 func (l *Listener) Limits() webtransport.Limits { return l.wt.Limits() }
 
 // Shutdown stops accepting on both mappings, closes every open session
-// WT_NO_ERROR, waits for their handlers until ctx ends, then releases both
-// ports. It returns ctx's error when the wait was cut short.
+// WT_NO_ERROR, waits until ctx ends for their handlers and for the peers'
+// answers to the closes, then releases both ports. It returns ctx's error
+// when the wait was cut short.
 func (l *Listener) Shutdown(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var wsErr error

@@ -44,10 +44,14 @@ type conn struct {
 	// maxDatagram caches MaxDatagramSize (see DatagramLimitRefresh).
 	maxDatagram datagramLimit
 
-	mu       sync.Mutex
-	closing  bool // a local close was started
-	info     transport.CloseInfo
-	fallback clock.Timer
+	// shutdown, nil on a client, returns the context of the listener's
+	// Shutdown once it began, else nil (see Close).
+	shutdown func() context.Context
+
+	mu           sync.Mutex
+	closing      bool // a local close was started
+	info         transport.CloseInfo
+	stopFallback func() bool
 
 	done     chan struct{}
 	released chan struct{} // closed once end returned
@@ -98,8 +102,8 @@ func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
 func (c *conn) settle() {
 	c.mu.Lock()
 	closing := c.closing
-	if c.fallback != nil {
-		c.fallback.Stop()
+	if c.stopFallback != nil {
+		c.stopFallback()
 	}
 	if !closing {
 		c.info = remoteCloseInfo(c.sess)
@@ -262,9 +266,17 @@ func (c *conn) Close(code uint32, reason string) error {
 	}
 	defer c.mu.Unlock()
 	if c.closeCapsuleFirst(code, reason) {
-		c.fallback = c.clock.AfterFunc(c.grace, func() {
-			_ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
-		})
+		fallback := func() { _ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason) }
+		if ctx := c.shutdownContext(); ctx != nil {
+			// A close of the listener's Shutdown waits for the peer's answer
+			// until Shutdown's context ends, not the grace: on a loaded host a
+			// peer takes longer to answer, and the ports are released once
+			// the sessions ended, which leaves a peer that had not read the
+			// capsule yet a lost connection instead of the close.
+			c.stopFallback = context.AfterFunc(ctx, fallback)
+		} else {
+			c.stopFallback = c.clock.AfterFunc(c.grace, fallback).Stop
+		}
 		return nil
 	}
 	go c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
@@ -319,6 +331,13 @@ func (c *conn) closeCapsuleFirst(code uint32, reason string) bool {
 	}
 	_ = c.connect.Close()
 	return true
+}
+
+func (c *conn) shutdownContext() context.Context {
+	if c.shutdown == nil {
+		return nil
+	}
+	return c.shutdown()
 }
 
 func (c *conn) Done() <-chan struct{} { return c.done }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -163,6 +164,8 @@ type Server struct {
 
 	serving   sync.WaitGroup // accept loop, QUIC connections, HTTPS
 	closeOnce sync.Once
+
+	shutdownCtx atomic.Pointer[context.Context] // Shutdown's, once it began
 }
 
 type quicConnKey struct{}
@@ -376,6 +379,7 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	qc, _ := r.Context().Value(quicConnKey{}).(*quic.Conn)
 	c := newConn(sess, qc, cw.str, s.grace, s.clock, s.endSession)
+	c.shutdown = s.shutdownContext
 	go s.door.Serve(c, req, data, authErr)
 }
 
@@ -393,12 +397,23 @@ func (s *Server) endSession(c *conn) {
 	}
 }
 
-// Shutdown stops accepting, closes every open session WT_NO_ERROR, waits for
-// handlers to return and sessions to finish closing until ctx ends, then
-// releases both ports, so a restart in the same process can bind at once. It
-// returns ctx's error when the wait was cut short.
+// shutdownContext is Shutdown's context once it began, else nil.
+func (s *Server) shutdownContext() context.Context {
+	if ctx := s.shutdownCtx.Load(); ctx != nil {
+		return *ctx
+	}
+	return nil
+}
+
+// Shutdown stops accepting, closes every open session WT_NO_ERROR, waits
+// until ctx ends for handlers to return and for every peer to answer its
+// close (not just the close grace: a peer that has not read the close when
+// the ports are released sees a lost connection), then releases both
+// ports, so a restart in the same process can bind at once. It returns
+// ctx's error when the wait was cut short.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ln.Close()
+	s.shutdownCtx.CompareAndSwap(nil, &ctx)
 	err := s.door.Shutdown(ctx)
 	s.releasePorts()
 	return err
