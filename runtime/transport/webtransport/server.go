@@ -42,6 +42,12 @@ const (
 	// DefaultIdleTimeout is the QUIC idle timeout: a silent path is
 	// reported as a lost connection after it.
 	DefaultIdleTimeout = 30 * time.Second
+	// DefaultHTTPSReadHeaderTimeout is how long the HTTPS side waits for a
+	// request's header: the QUIC side's DefaultRequestTimeout.
+	DefaultHTTPSReadHeaderTimeout = DefaultRequestTimeout
+	// DefaultHTTPSIdleTimeout is how long an HTTPS keep-alive connection
+	// may wait for its next request.
+	DefaultHTTPSIdleTimeout = 120 * time.Second
 )
 
 // Options configure a listener. Addr, Path, Handler and one of TLSConfig or
@@ -114,6 +120,16 @@ type Options struct {
 	// RequestTimeout is how long a QUIC connection may go without a whole
 	// HTTP/3 request before it is closed; default DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// HTTPSReadHeaderTimeout is the HTTPS side's (the WebSocket upgrades,
+	// the probes, TCPHandler) net/http ReadHeaderTimeout: a connection
+	// whose request header has not arrived whole this long after the
+	// connection or the request began is closed. Default
+	// DefaultHTTPSReadHeaderTimeout.
+	HTTPSReadHeaderTimeout time.Duration
+	// HTTPSIdleTimeout is the HTTPS side's net/http IdleTimeout: a
+	// keep-alive connection that sends no next request for this long is
+	// closed. Default DefaultHTTPSIdleTimeout.
+	HTTPSIdleTimeout time.Duration
 	// Clock runs the close grace and the request deadline; default the
 	// wall clock.
 	Clock clock.Clock
@@ -128,6 +144,9 @@ type Limits struct {
 	MaxSessions      int
 	MaxCalls         int
 	HandshakeTimeout time.Duration
+	// The HTTPS side's net/http timers.
+	HTTPSReadHeaderTimeout time.Duration
+	HTTPSIdleTimeout       time.Duration
 }
 
 // AllowOrigins returns a CheckOrigin that accepts requests without an Origin
@@ -227,6 +246,9 @@ func Listen(opts Options) (*Server, error) {
 		MaxSessions:      s.door.MaxSessions(),
 		MaxCalls:         orInt(opts.MaxCalls, DefaultMaxCalls),
 		HandshakeTimeout: orDuration(opts.HandshakeTimeout, DefaultHandshakeTimeout),
+
+		HTTPSReadHeaderTimeout: orDuration(opts.HTTPSReadHeaderTimeout, DefaultHTTPSReadHeaderTimeout),
+		HTTPSIdleTimeout:       orDuration(opts.HTTPSIdleTimeout, DefaultHTTPSIdleTimeout),
 	}
 
 	s.ports, err = bindPorts(host, port)
@@ -283,8 +305,8 @@ func Listen(opts Options) (*Server, error) {
 	s.https = &http.Server{
 		Handler:           s.site,
 		TLSConfig:         httpsTLS,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: s.limits.HTTPSReadHeaderTimeout,
+		IdleTimeout:       s.limits.HTTPSIdleTimeout,
 		ErrorLog:          transport.HTTPErrorLog(s.log),
 	}
 
