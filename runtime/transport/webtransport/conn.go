@@ -378,7 +378,21 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 	return n, s.c.streamError(err)
 }
 
-func (s *receiveStream) Stop(code uint8) { s.s.CancelRead(wtResetCode(code)) }
+func (s *receiveStream) Stop(code uint8) { stopReading(s.s, code) }
+
+// stopReading stops reading a stream with code, and wakes its Read:
+// webtransport-go (v0.13.0) holds a Read of a stream the peer reset with
+// WT_SESSION_GONE until the session ends, and CancelRead does not end that
+// wait, but a read deadline in the past does. A peer that resets with it
+// and keeps the session would otherwise keep a stopped stream's reader
+// (a call's request, its bytes and goroutine) for the session's life.
+func stopReading(r interface {
+	CancelRead(wt.StreamErrorCode)
+	SetReadDeadline(time.Time) error
+}, code uint8) {
+	r.CancelRead(wtResetCode(code))
+	_ = r.SetReadDeadline(time.Unix(1, 0))
+}
 
 type stream struct {
 	s *wt.Stream
@@ -397,7 +411,7 @@ func (s *stream) Read(p []byte) (int, error) {
 
 func (s *stream) Close() error     { return s.c.streamError(s.s.Close()) }
 func (s *stream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
-func (s *stream) Stop(code uint8)  { s.s.CancelRead(wtResetCode(code)) }
+func (s *stream) Stop(code uint8)  { stopReading(s.s, code) }
 
 // AfterStopped: quic-go ends a stream's context (a context.WithCancelCause,
 // so context.AfterFunc starts no goroutine until it ends) when its send side
