@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"syscall"
-	"time"
 
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -76,8 +75,11 @@ func (l *Listener) ServeDevPage(addr string, page http.Handler) (*DevPage, error
 	if err != nil {
 		return nil, err
 	}
-	// The HTTPS side's header deadline and query-free error log.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: transport.HTTPErrorLog(l.log)}
+	// The HTTPS side's header and keep-alive deadlines and query-free error
+	// log.
+	lim := l.wt.Limits()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.HTTPSReadHeaderTimeout, IdleTimeout: lim.HTTPSIdleTimeout,
+		ErrorLog: transport.HTTPErrorLog(l.log)}
 	p := &DevPage{srv: srv, ln: ln, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)

@@ -79,6 +79,15 @@ type Options struct {
 	// CloseGrace is how long a WebTransport close waits for the peer's
 	// answer before tearing down; 0 means 2 s.
 	CloseGrace time.Duration
+	// HTTPSReadHeaderTimeout is the TCP (HTTPS) side's net/http
+	// ReadHeaderTimeout, for the WebSocket upgrades, the probes and
+	// TCPHandler: a connection whose request header has not arrived whole
+	// within it is closed; 0 means 10 s.
+	HTTPSReadHeaderTimeout time.Duration
+	// HTTPSIdleTimeout is the TCP side's net/http IdleTimeout: a keep-alive
+	// connection that sends no next request within it is closed; 0 means
+	// 120 s.
+	HTTPSIdleTimeout time.Duration
 	// WebSocket tunes every WebSocket session: the §3.3 keepalive and idle
 	// intervals, message size, close grace. The zero value is the spec's
 	// values.
@@ -158,6 +167,8 @@ func Listen(srv *tio.Server, opts Options) (*Listener, error) {
 		MaxSessionsPerAddress:    opts.MaxSessionsPerAddress,
 		MaxConnectionsPerAddress: opts.MaxConnectionsPerAddress,
 		Metrics:                  srv.Metrics(),
+		HTTPSReadHeaderTimeout:   opts.HTTPSReadHeaderTimeout,
+		HTTPSIdleTimeout:         opts.HTTPSIdleTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -200,8 +211,9 @@ func (l *Listener) UDPAddr() *net.UDPAddr { return l.wt.UDPAddr() }
 func (l *Listener) Limits() webtransport.Limits { return l.wt.Limits() }
 
 // Shutdown stops accepting on both mappings, closes every open session
-// WT_NO_ERROR, waits for their handlers until ctx ends, then releases both
-// ports. It returns ctx's error when the wait was cut short.
+// WT_NO_ERROR, waits until ctx ends for their handlers and for the peers'
+// answers to the closes, then releases both ports. It returns ctx's error
+// when the wait was cut short.
 func (l *Listener) Shutdown(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var wsErr error

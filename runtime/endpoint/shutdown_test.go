@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -22,7 +23,13 @@ import (
 // Listener.Shutdown closes every session WT_NO_ERROR with
 // tio.ShutdownReason, waits for the handlers (the calls end with their
 // sessions' context) and returns; every goroutine the test started is gone
-// after it. TIO_SHUTDOWN_SESSIONS changes the count.
+// after it. TIO_SHUTDOWN_SESSIONS changes the count. The host is loaded
+// inside the test while Shutdown runs (shutdownLoad goroutines that never
+// block), as other work loads a shared host: the peers' answers to the
+// closes then take seconds, longer than the WebTransport close grace, and
+// a Shutdown that released the ports before every peer had answered lost
+// some of the 100 WebTransport closes (6 to 28 of 100 in four of five runs
+// with 64 spinning goroutines, see docs/operations.md).
 func TestShutdownDrainsAThousandSessions(t *testing.T) {
 	leakcheck.Check(t, 10*time.Second)
 	total := 1000
@@ -102,9 +109,12 @@ func TestShutdownDrainsAThousandSessions(t *testing.T) {
 	waitFor(t, "every session to reach the server", func() bool { return established.Load() == int64(total) })
 
 	began := time.Now()
-	shutCtx, shutCancel := context.WithTimeout(ctx, 30*time.Second)
+	shutCtx, shutCancel := context.WithTimeout(ctx, time.Minute)
 	defer shutCancel()
-	if err := l.Shutdown(shutCtx); err != nil {
+	unload := loadHost(shutdownLoad)
+	err = l.Shutdown(shutCtx)
+	unload()
+	if err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	drained := time.Since(began)
@@ -114,7 +124,49 @@ func TestShutdownDrainsAThousandSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	requireShutdownCloses(ctx, t, clients, nWT)
+	for range nWT {
+		if err := <-calls; wire.CodeOf(err) != wire.SessionClosed {
+			t.Fatalf("a call in flight ended with %v, want WT_SESSION_CLOSED", err)
+		}
+	}
+}
+
+// shutdownLoad is how many goroutines load the host while Shutdown runs in
+// TestShutdownDrainsAThousandSessions: with 2 Ps, each goroutine woken by a
+// packet or a timer waits behind them, as on a host shared with busy
+// processes.
+const shutdownLoad = 64
+
+// loadHost starts n goroutines that spin until the returned stop is called,
+// which waits for them.
+func loadHost(n int) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+			}
+		})
+	}
+	return func() {
+		close(quit)
+		wg.Wait()
+	}
+}
+
+// requireShutdownCloses fails unless every client's session ended with the
+// server's WT_NO_ERROR close with tio.ShutdownReason; it counts the others
+// by mapping (the first nWT clients are WebTransport's) and how they ended.
+func requireShutdownCloses(ctx context.Context, t *testing.T, clients []*tio.Client, nWT int) {
+	t.Helper()
 	want := transport.ShutdownReason
+	others := map[string]int{}
 	for i, c := range clients {
 		select {
 		case <-c.Done():
@@ -123,13 +175,49 @@ func TestShutdownDrainsAThousandSessions(t *testing.T) {
 		}
 		var end *tio.SessionEnd
 		if err := c.Err(); !errors.As(err, &end) || end.Code != wire.NoError || end.Reason != want || !end.ByPeer {
-			t.Fatalf("client %d ended with %v, want WT_NO_ERROR %q from the server", i, c.Err(), want)
+			mapping := "WebSocket"
+			if i < nWT {
+				mapping = "WebTransport"
+			}
+			others[mapping+": "+fmt.Sprint(c.Err())]++
 		}
 		_ = c.Wait()
 	}
-	for range nWT {
-		if err := <-calls; wire.CodeOf(err) != wire.SessionClosed {
-			t.Fatalf("a call in flight ended with %v, want WT_SESSION_CLOSED", err)
+	for how, n := range others {
+		t.Errorf("%d of %d clients ended with %s, want WT_NO_ERROR %q from the server", n, len(clients), how, want)
+	}
+}
+
+// Shutdown's closes wait for the peers' answers until Shutdown's context
+// ends, not for the close grace: with a 1 ms grace, which every answer
+// outlasts, each of 50 WebTransport clients still reads the shutdown close.
+// Before, the grace's fallback ended the sessions, Shutdown released the
+// ports at once and the clients saw lost connections.
+func TestShutdownWaitsForEveryAnswerBeyondTheCloseGrace(t *testing.T) {
+	leakcheck.Check(t, 10*time.Second)
+	var established atomic.Int64
+	srv, err := tio.NewServer(contract, tio.ServerOptions{OnSession: func(*tio.Peer) { established.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen(srv, Options{Addr: "127.0.0.1:0", Path: "/echo", Dev: cert(t), CloseGrace: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clients := make([]*tio.Client, 50)
+	for i := range clients {
+		if clients[i], err = Dial(ctx, l.URL(), contract, DialOptions{CertHashes: [][32]byte{cert(t).SHA256}}); err != nil {
+			t.Fatal(err)
 		}
 	}
+	waitFor(t, "every session to reach the server", func() bool { return established.Load() == int64(len(clients)) })
+	if err := l.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	requireShutdownCloses(ctx, t, clients, len(clients))
 }

@@ -44,10 +44,14 @@ type conn struct {
 	// maxDatagram caches MaxDatagramSize (see DatagramLimitRefresh).
 	maxDatagram datagramLimit
 
-	mu       sync.Mutex
-	closing  bool // a local close was started
-	info     transport.CloseInfo
-	fallback clock.Timer
+	// shutdown, nil on a client, returns the context of the listener's
+	// Shutdown once it began, else nil (see Close).
+	shutdown func() context.Context
+
+	mu           sync.Mutex
+	closing      bool // a local close was started
+	info         transport.CloseInfo
+	stopFallback func() bool
 
 	done     chan struct{}
 	released chan struct{} // closed once end returned
@@ -98,8 +102,8 @@ func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
 func (c *conn) settle() {
 	c.mu.Lock()
 	closing := c.closing
-	if c.fallback != nil {
-		c.fallback.Stop()
+	if c.stopFallback != nil {
+		c.stopFallback()
 	}
 	if !closing {
 		c.info = remoteCloseInfo(c.sess)
@@ -262,9 +266,17 @@ func (c *conn) Close(code uint32, reason string) error {
 	}
 	defer c.mu.Unlock()
 	if c.closeCapsuleFirst(code, reason) {
-		c.fallback = c.clock.AfterFunc(c.grace, func() {
-			_ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
-		})
+		fallback := func() { _ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason) }
+		if ctx := c.shutdownContext(); ctx != nil {
+			// A close of the listener's Shutdown waits for the peer's answer
+			// until Shutdown's context ends, not the grace: on a loaded host a
+			// peer takes longer to answer, and the ports are released once
+			// the sessions ended, which leaves a peer that had not read the
+			// capsule yet a lost connection instead of the close.
+			c.stopFallback = context.AfterFunc(ctx, fallback)
+		} else {
+			c.stopFallback = c.clock.AfterFunc(c.grace, fallback).Stop
+		}
 		return nil
 	}
 	go c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
@@ -321,6 +333,13 @@ func (c *conn) closeCapsuleFirst(code uint32, reason string) bool {
 	return true
 }
 
+func (c *conn) shutdownContext() context.Context {
+	if c.shutdown == nil {
+		return nil
+	}
+	return c.shutdown()
+}
+
 func (c *conn) Done() <-chan struct{} { return c.done }
 
 // Released fires once end returned: on a client after a local close, once
@@ -359,7 +378,21 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 	return n, s.c.streamError(err)
 }
 
-func (s *receiveStream) Stop(code uint8) { s.s.CancelRead(wtResetCode(code)) }
+func (s *receiveStream) Stop(code uint8) { stopReading(s.s, code) }
+
+// stopReading stops reading a stream with code, and wakes its Read:
+// webtransport-go (v0.13.0) holds a Read of a stream the peer reset with
+// WT_SESSION_GONE until the session ends, and CancelRead does not end that
+// wait, but a read deadline in the past does. A peer that resets with it
+// and keeps the session would otherwise keep a stopped stream's reader
+// (a call's request, its bytes and goroutine) for the session's life.
+func stopReading(r interface {
+	CancelRead(wt.StreamErrorCode)
+	SetReadDeadline(time.Time) error
+}, code uint8) {
+	r.CancelRead(wtResetCode(code))
+	_ = r.SetReadDeadline(time.Unix(1, 0))
+}
 
 type stream struct {
 	s *wt.Stream
@@ -378,7 +411,7 @@ func (s *stream) Read(p []byte) (int, error) {
 
 func (s *stream) Close() error     { return s.c.streamError(s.s.Close()) }
 func (s *stream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
-func (s *stream) Stop(code uint8)  { s.s.CancelRead(wtResetCode(code)) }
+func (s *stream) Stop(code uint8)  { stopReading(s.s, code) }
 
 // AfterStopped: quic-go ends a stream's context (a context.WithCancelCause,
 // so context.AfterFunc starts no goroutine until it ends) when its send side

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -41,6 +42,12 @@ const (
 	// DefaultIdleTimeout is the QUIC idle timeout: a silent path is
 	// reported as a lost connection after it.
 	DefaultIdleTimeout = 30 * time.Second
+	// DefaultHTTPSReadHeaderTimeout is how long the HTTPS side waits for a
+	// request's header: the QUIC side's DefaultRequestTimeout.
+	DefaultHTTPSReadHeaderTimeout = DefaultRequestTimeout
+	// DefaultHTTPSIdleTimeout is how long an HTTPS keep-alive connection
+	// may wait for its next request.
+	DefaultHTTPSIdleTimeout = 120 * time.Second
 )
 
 // Options configure a listener. Addr, Path, Handler and one of TLSConfig or
@@ -113,6 +120,16 @@ type Options struct {
 	// RequestTimeout is how long a QUIC connection may go without a whole
 	// HTTP/3 request before it is closed; default DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// HTTPSReadHeaderTimeout is the HTTPS side's (the WebSocket upgrades,
+	// the probes, TCPHandler) net/http ReadHeaderTimeout: a connection
+	// whose request header has not arrived whole this long after the
+	// connection or the request began is closed. Default
+	// DefaultHTTPSReadHeaderTimeout.
+	HTTPSReadHeaderTimeout time.Duration
+	// HTTPSIdleTimeout is the HTTPS side's net/http IdleTimeout: a
+	// keep-alive connection that sends no next request for this long is
+	// closed. Default DefaultHTTPSIdleTimeout.
+	HTTPSIdleTimeout time.Duration
 	// Clock runs the close grace and the request deadline; default the
 	// wall clock.
 	Clock clock.Clock
@@ -127,6 +144,9 @@ type Limits struct {
 	MaxSessions      int
 	MaxCalls         int
 	HandshakeTimeout time.Duration
+	// The HTTPS side's net/http timers.
+	HTTPSReadHeaderTimeout time.Duration
+	HTTPSIdleTimeout       time.Duration
 }
 
 // AllowOrigins returns a CheckOrigin that accepts requests without an Origin
@@ -163,6 +183,8 @@ type Server struct {
 
 	serving   sync.WaitGroup // accept loop, QUIC connections, HTTPS
 	closeOnce sync.Once
+
+	shutdownCtx atomic.Pointer[context.Context] // Shutdown's, once it began
 }
 
 type quicConnKey struct{}
@@ -224,6 +246,9 @@ func Listen(opts Options) (*Server, error) {
 		MaxSessions:      s.door.MaxSessions(),
 		MaxCalls:         orInt(opts.MaxCalls, DefaultMaxCalls),
 		HandshakeTimeout: orDuration(opts.HandshakeTimeout, DefaultHandshakeTimeout),
+
+		HTTPSReadHeaderTimeout: orDuration(opts.HTTPSReadHeaderTimeout, DefaultHTTPSReadHeaderTimeout),
+		HTTPSIdleTimeout:       orDuration(opts.HTTPSIdleTimeout, DefaultHTTPSIdleTimeout),
 	}
 
 	s.ports, err = bindPorts(host, port)
@@ -280,8 +305,8 @@ func Listen(opts Options) (*Server, error) {
 	s.https = &http.Server{
 		Handler:           s.site,
 		TLSConfig:         httpsTLS,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: s.limits.HTTPSReadHeaderTimeout,
+		IdleTimeout:       s.limits.HTTPSIdleTimeout,
 		ErrorLog:          transport.HTTPErrorLog(s.log),
 	}
 
@@ -376,6 +401,7 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	qc, _ := r.Context().Value(quicConnKey{}).(*quic.Conn)
 	c := newConn(sess, qc, cw.str, s.grace, s.clock, s.endSession)
+	c.shutdown = s.shutdownContext
 	go s.door.Serve(c, req, data, authErr)
 }
 
@@ -393,12 +419,23 @@ func (s *Server) endSession(c *conn) {
 	}
 }
 
-// Shutdown stops accepting, closes every open session WT_NO_ERROR, waits for
-// handlers to return and sessions to finish closing until ctx ends, then
-// releases both ports, so a restart in the same process can bind at once. It
-// returns ctx's error when the wait was cut short.
+// shutdownContext is Shutdown's context once it began, else nil.
+func (s *Server) shutdownContext() context.Context {
+	if ctx := s.shutdownCtx.Load(); ctx != nil {
+		return *ctx
+	}
+	return nil
+}
+
+// Shutdown stops accepting, closes every open session WT_NO_ERROR, waits
+// until ctx ends for handlers to return and for every peer to answer its
+// close (not just the close grace: a peer that has not read the close when
+// the ports are released sees a lost connection), then releases both
+// ports, so a restart in the same process can bind at once. It returns
+// ctx's error when the wait was cut short.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ln.Close()
+	s.shutdownCtx.CompareAndSwap(nil, &ctx)
 	err := s.door.Shutdown(ctx)
 	s.releasePorts()
 	return err
