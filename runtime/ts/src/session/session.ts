@@ -17,7 +17,7 @@ import {
   SessionCode,
 } from '../codes.js';
 import { StreamResetError, TransportError } from '../errors.js';
-import type { CompiledContract, CompiledEvent, Shape } from '../contract.js';
+import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
@@ -127,18 +127,40 @@ export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown,
 }
 
 /**
- * Decodes a slot's bytes (§5.3), then applies the event's decode hook and
- * validator for the slot (the result's for returns and yields); throws
- * WT_VALIDATION_FAILED.
+ * What a received slot holds (§5.3): a JSON slot's text, a bytes slot's
+ * bytes. A codec other than the slot's, or JSON that is not UTF-8, throws
+ * WT_PROTOCOL_ERROR naming the event and the slot, checked in the Go
+ * runtime's order.
  */
-function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, slot: 'payload' | Shape): unknown {
-  const result = slot !== 'payload';
+function slotContent(ev: CompiledEvent, result: boolean, codec: number, b: Uint8Array): string | Uint8Array {
+  const want = result ? ev.resultCodec : ev.payloadCodec;
+  if (codec !== want) protocolFault(`${slotIs(ev, result)}${codecName(want)}; the frame carries ${codecName(codec)} (§5.3)`);
+  if (codec === CodecBytes) return b;
+  try {
+    return utf8Decode(b);
+  } catch {
+    return protocolFault(slotIs(ev, result) + 'UTF-8 JSON; the payload is not UTF-8 (§5.3)');
+  }
+}
+
+/** The start of a §5.3 reason: it names the event and the slot. */
+function slotIs(ev: CompiledEvent, result: boolean): string {
+  return `event '${ev.name}' ${result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request'} slot is `;
+}
+
+/**
+ * Reads a slot's content (slotContent's), then applies the event's decode
+ * hook and validator for the slot (the result's for returns and yields);
+ * throws WT_VALIDATION_FAILED.
+ */
+function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: boolean): unknown {
+  const slot = result ? ev.shape : 'payload';
   const decode = result ? ev.spec.decodeResult : ev.spec.decode;
   const validator = result ? ev.spec.validateResult : ev.spec.validate;
-  let value: unknown = b;
-  if (codec !== CodecBytes) {
+  let value: unknown = content;
+  if (typeof content === 'string') {
     try {
-      value = JSON.parse(utf8Decode(b));
+      value = JSON.parse(content);
     } catch {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not valid JSON`);
     }
@@ -543,7 +565,8 @@ export class Session {
       if (ev === undefined) this.#counters.unknownDropped++;
       else {
         if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
-        if (this.#accepts(ev, f.codec)) this.#deliver(ev, f.payload);
+        const content = this.#accepts(ev, f.codec, f.payload);
+        if (content !== undefined) this.#deliver(ev, content);
       }
     } else if (t === FrameJoin || t === FrameLeave) {
       const room = parseRoom(f.payload);
@@ -561,18 +584,23 @@ export class Session {
     }
   }
 
-  /** What an emit and a datagram of a known event share: the slot's codec (§5.3), then whether the server sends it (counted if not). */
-  #accepts(ev: CompiledEvent, codec: number): boolean {
-    if (codec !== ev.payloadCodec) protocolFault(codecMismatch(ev, false, codec));
-    if (!ev.sentByServer) this.#counters.directionDropped++;
-    return ev.sentByServer;
+  /**
+   * What an emit and a datagram of a known event share: the slot's codec
+   * and UTF-8 (§5.3, the peer's fault), then whether the server sends it
+   * (counted if not). The slot's content, or undefined when dropped.
+   */
+  #accepts(ev: CompiledEvent, codec: number, payload: Uint8Array): string | Uint8Array | undefined {
+    const content = slotContent(ev, false, codec, payload);
+    if (ev.sentByServer) return content;
+    this.#counters.directionDropped++;
+    return undefined;
   }
 
-  #deliver(ev: CompiledEvent, payload: Uint8Array): void {
+  #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
     const handlers = this.#handlers.get(ev.name);
     let value: unknown;
     try {
-      value = decodeValue(ev, ev.payloadCodec, payload, 'payload');
+      value = decodeValue(ev, content, false);
     } catch {
       this.#counters.validationDropped++;
       return;
@@ -621,8 +649,9 @@ export class Session {
     if (ev === undefined) this.#counters.unknownDropped++;
     else {
       if (ev.lane !== 'unreliable') protocolFault(`a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
-      if (!this.#accepts(ev, d.codec)) return;
-      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, d.payload);
+      const content = this.#accepts(ev, d.codec, d.payload);
+      if (content === undefined) return;
+      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, content);
       else this.#counters.staleReceived++;
     }
   }
@@ -688,10 +717,14 @@ export class Session {
       code = 'WT_UNKNOWN_EVENT';
       why = `event id ${f.eventId} is not in contract ${this.#contract.name} (§5.4)`;
     } else if (ev.shape === 'emit') why = `event '${ev.name}' is an emit, not a call (§3.2)`;
-    else if (f.codec !== ev.payloadCodec) why = codecMismatch(ev, false, f.codec);
     else {
-      this.#counters.directionDropped++;
-      why = `event '${ev.name}' is a call, which only the client makes`;
+      try {
+        slotContent(ev, false, f.codec, f.payload);
+        this.#counters.directionDropped++;
+        why = `event '${ev.name}' is a call, which only the client makes`;
+      } catch (e) {
+        why = (e as TransportError).message;
+      }
     }
     answerCallError(st, code, why);
     // Read to the end, discarding what the peer still sends (as the Go runtime's drain).
@@ -713,7 +746,7 @@ export class Session {
     try {
       const st = await this.#openCall(ev, value, guard, true);
       const dec = new FrameDecoder();
-      let response: Uint8Array | undefined;
+      let response: string | Uint8Array | undefined;
       for (;;) {
         const chunk = await guard.read(st);
         if (chunk === null) {
@@ -721,7 +754,7 @@ export class Session {
           if (response === undefined) {
             throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
           }
-          return decodeValue(ev, ev.resultCodec, response, 'returns');
+          return decodeValue(ev, response, true);
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
@@ -765,7 +798,7 @@ export class Session {
             finished = true;
             st.close().catch(() => {});
           }
-          yield decodeValue(ev, ev.resultCodec, responsePayload(ev, st, f), 'yields');
+          yield decodeValue(ev, responsePayload(ev, st, f), true);
           // The loop came back for more: the element was consumed.
           if (++consumed === CreditBatch) {
             consumed = 0;
@@ -975,21 +1008,23 @@ function creditFrame(): Uint8Array {
 }
 
 /**
- * The payload of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
+ * The content of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
  * CALL_ERROR stops the stream and throws the responder's error (§6.4);
- * anything else abandons it and throws WT_PROTOCOL_ERROR (§5.2).
+ * anything else, or a response its slot refuses, abandons it and throws
+ * WT_PROTOCOL_ERROR (§5.2, §5.3).
  */
-function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): Uint8Array {
+function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | Uint8Array {
   if (f.type === FrameCallError) {
     st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
     throw remoteCallError(f.payload);
   }
-  if (f.type === FrameCallResponse && f.codec === ev.resultCodec) return f.payload;
-  abandon(st);
-  throw new TransportError(
-    'WT_PROTOCOL_ERROR',
-    f.type === FrameCallResponse ? codecMismatch(ev, true, f.codec) : `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`,
-  );
+  try {
+    if (f.type !== FrameCallResponse) protocolFault(`${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+    return slotContent(ev, true, f.codec, f.payload);
+  } catch (e) {
+    abandon(st);
+    throw e;
+  }
 }
 
 /** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */
@@ -1001,13 +1036,6 @@ function remoteCallError(payload: Uint8Array): TransportError {
     return e as TransportError;
   }
   return new TransportError(ce.code as CodeName, ce.message);
-}
-
-/** The §5.3 reason: it names the event and the slot. */
-function codecMismatch(ev: CompiledEvent, result: boolean, got: number): string {
-  const want = result ? ev.resultCodec : ev.payloadCodec;
-  const slot = result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request';
-  return `event '${ev.name}' ${slot} slot is ${codecName(want)}; the frame carries ${codecName(got)} (§5.3)`;
 }
 
 /** Whether an error is the transport saying the session is over. */
