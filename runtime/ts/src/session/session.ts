@@ -109,8 +109,8 @@ export interface SessionOptions {
 type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /** Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's encode hook when it has one), bytes as they are. */
-export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown, slot: string): Uint8Array {
-  if (codec === CodecBytes) {
+function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Array {
+  if (ev.payloadCodec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
     }
@@ -251,13 +251,17 @@ export class Session {
     // §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
     if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
-      this.#closeWith(
+      this.close(
         CloseReliabilityRefused,
         `event '${this.#contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
       );
       return;
     }
-    this.#hsTimer = this.#clock.setTimeout(() => this.#handshakeExpired(), HandshakeTimeout);
+    this.#hsTimer = this.#clock.setTimeout(() => {
+      if (this.#hsState !== 'pending') return;
+      this.#hsState = 'failed';
+      this.close(CloseHandshakeTimeout, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
+    }, HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
     if (this.mapping === 'webtransport') {
@@ -278,7 +282,8 @@ export class Session {
 
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
   close(code: number, reason: string): void {
-    this.#closeWith(code, reason);
+    // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
+    this.#conn.close(code, reason);
   }
 
   stats(): Stats {
@@ -290,15 +295,10 @@ export class Session {
     };
   }
 
-  // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
-  #closeWith(code: number, reason: string): void {
-    this.#conn.close(code, reason);
-  }
-
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
   #protocolError(err: unknown): void {
     const own = err instanceof TransportError;
-    this.#closeWith((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
+    this.close((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
   }
 
   #end(info: CloseInfo): TransportError {
@@ -320,12 +320,6 @@ export class Session {
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
     return closedBy(this.#endError);
-  }
-
-  #handshakeExpired(): void {
-    if (this.#hsState !== 'pending') return;
-    this.#hsState = 'failed';
-    this.#closeWith(CloseHandshakeTimeout, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
   }
 
   // ---- sending --------------------------------------------------------
@@ -351,24 +345,20 @@ export class Session {
   emit(name: string, value: unknown): void {
     const ev = this.#lookupSend(name, 'emit');
     if (this.#endError !== undefined) throw this.closedError();
-    const payload = encodeValue(ev, ev.payloadCodec, value, 'payload');
+    const payload = encodeValue(ev, value, 'payload');
     if (ev.lane === 'reliable') {
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
-      this.#enqueue(FrameEmit, ev.payloadCodec, ev.id, payload);
+      if (this.#qPayload.length === EmitQueueFrames) {
+        const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
+        this.close(ClosePeerTooSlow, reason);
+        throw new TransportError('WT_PEER_TOO_SLOW', reason);
+      }
+      this.#qHead.push((FrameEmit << 8) | ev.payloadCodec, ev.id);
+      this.#qPayload.push(payload);
+      this.#wake();
     } else {
       this.#sendDatagram(ev, payload);
     }
-  }
-
-  #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
-    if (this.#qPayload.length === EmitQueueFrames) {
-      const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
-      this.#closeWith(ClosePeerTooSlow, reason);
-      throw new TransportError('WT_PEER_TOO_SLOW', reason);
-    }
-    this.#qHead.push((type << 8) | codec, id);
-    this.#qPayload.push(payload);
-    this.#wake();
   }
 
   #wake(): void {
@@ -419,7 +409,7 @@ export class Session {
     try {
       st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.close(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
       return;
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
@@ -488,10 +478,10 @@ export class Session {
   #writeFailed(e: unknown): void {
     if (this.isEnded || isSessionEnd(e)) return;
     if (e instanceof StreamResetError) {
-      this.#closeWith(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
+      this.close(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
       return;
     }
-    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
+    this.close(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
   }
 
   // ---- receiving ------------------------------------------------------
@@ -742,30 +732,11 @@ export class Session {
    */
   async call(name: string, value: unknown, signal?: AbortSignal): Promise<unknown> {
     const ev = this.#lookupSend(name, 'returns');
-    const guard = new CallGuard(this, ev, signal);
-    try {
-      const st = await this.#openCall(ev, value, guard, true);
-      const dec = new FrameDecoder();
-      let response: string | Uint8Array | undefined;
-      for (;;) {
-        const chunk = await guard.read(st);
-        if (chunk === null) {
-          if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
-          if (response === undefined) {
-            throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
-          }
-          return decodeValue(ev, response, true);
-        }
-        dec.push(chunk);
-        for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          const payload = responsePayload(ev, st, f);
-          // Any number of responses is accepted (§3.2); the first is the answer.
-          response ??= payload;
-        }
-      }
-    } finally {
-      guard.dispose();
-    }
+    let response: string | Uint8Array | undefined;
+    // Any number of responses is accepted (§3.2); the first is the answer.
+    for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
+    if (response === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
+    return decodeValue(ev, response, true);
   }
 
   /**
@@ -777,11 +748,23 @@ export class Session {
    */
   async *stream(name: string, value: unknown, signal?: AbortSignal): AsyncGenerator<unknown, void, undefined> {
     const ev = this.#lookupSend(name, 'yields');
+    for await (const content of this.#exchange(ev, value, signal, false)) yield decodeValue(ev, content, true);
+  }
+
+  /**
+   * What both shapes of call share: the request (and FIN after it for a
+   * returns call, §6.2), then the content of each CALL_RESPONSE until the
+   * responder's FIN; a CALL_ERROR throws after the responses before it
+   * (§6.4). On a yields call each response consumed grants credit in
+   * batches of 16 (§6.6), and the responder's FIN or CALL_ERROR is answered
+   * with FIN. Leaving early abandons the stream (§8).
+   */
+  async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
     const guard = new CallGuard(this, ev, signal);
     let st: CallStream | undefined;
     let finished = false;
     try {
-      st = await this.#openCall(ev, value, guard, false);
+      st = await this.#openCall(ev, value, guard, fin);
       const dec = new FrameDecoder();
       let consumed = 0;
       for (;;) {
@@ -789,18 +772,18 @@ export class Session {
         if (chunk === null) {
           if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
           finished = true;
-          await st.close().catch(() => {}); // the sequence is complete
+          if (!fin) await st.close().catch(() => {}); // the sequence is complete
           return;
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
           if (f.type === FrameCallError) {
             finished = true;
-            st.close().catch(() => {});
+            if (!fin) st.close().catch(() => {});
           }
-          yield decodeValue(ev, responsePayload(ev, st, f), true);
+          yield responsePayload(ev, st, f);
           // The loop came back for more: the element was consumed.
-          if (++consumed === CreditBatch) {
+          if (!fin && ++consumed === CreditBatch) {
             consumed = 0;
             // A failed grant shows up as the next read's error.
             st.write(creditFrame()).catch(() => {});
@@ -819,7 +802,7 @@ export class Session {
     if (this.mapping === 'websocket' || openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
     }
-    const req = encodeValue(ev, ev.payloadCodec, value, 'request');
+    const req = encodeValue(ev, value, 'request');
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.
