@@ -15,12 +15,12 @@ import { build } from 'esbuild';
 const BundleTargetBytes = 10_240;
 /**
  * The most the entry below may weigh today, gzipped: the size reached
- * (14,639 B, with the answers to call streams the server opens) and one
- * byte, so the test fails on any growth. The 10,240 B target is not yet
+ * (14,567 B, with JSON slots and control payloads refused when not UTF-8,
+ * the two shapes of call on one exchange) and one byte, so the test fails on any growth. The 10,240 B target is not yet
  * met. This budget only goes down: lower it whenever the bundle shrinks,
  * until it is the target.
  */
-const BundleBudgetBytes = 14_640;
+const BundleBudgetBytes = 14_568;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

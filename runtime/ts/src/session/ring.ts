@@ -10,10 +10,9 @@ export const RingCapacity = 64;
 export const RingTTL = 150;
 
 export class DatagramRing {
-  readonly #slots: Array<Uint8Array | undefined>;
-  readonly #at: Float64Array;
-  #head = 0;
-  #n = 0;
+  // Oldest first, each entry with the time it was queued: at most 64, so a
+  // shift costs little.
+  #q: Array<[Uint8Array, number]> = [];
   /** Entries dropped oldest-first from the full ring. */
   overflowDropped = 0;
   /** Entries dropped at dequeue past their TTL (an entry exactly TTL old is still sent). */
@@ -21,55 +20,33 @@ export class DatagramRing {
 
   readonly #clock: Clock;
 
-  constructor(
-    clock: Clock,
-    readonly capacity = RingCapacity,
-    readonly ttl = RingTTL,
-  ) {
+  constructor(clock: Clock) {
     this.#clock = clock;
-    this.#slots = new Array<Uint8Array | undefined>(capacity);
-    this.#at = new Float64Array(capacity);
   }
 
   get length(): number {
-    return this.#n;
+    return this.#q.length;
   }
 
   /** Queues b, which the ring holds until pop returns or drops it. */
   push(b: Uint8Array): void {
-    const cap = this.capacity;
-    if (this.#n === cap) {
-      this.#slots[this.#head] = undefined;
-      this.#head = (this.#head + 1) % cap;
-      this.#n--;
+    if (this.#q.push([b, this.#clock.now()]) > RingCapacity) {
+      this.#q.shift();
       this.overflowDropped++;
     }
-    const i = (this.#head + this.#n) % cap;
-    this.#slots[i] = b;
-    this.#at[i] = this.#clock.now();
-    this.#n++;
   }
 
   /** The oldest entry no older than the TTL, dropping the older ones it passes; undefined when none is left. */
   pop(): Uint8Array | undefined {
     const now = this.#clock.now();
-    while (this.#n > 0) {
-      const i = this.#head;
-      const b = this.#slots[i];
-      this.#slots[i] = undefined;
-      this.#head = (i + 1) % this.capacity;
-      this.#n--;
-      if (now - (this.#at[i] as number) > this.ttl) {
-        this.staleDropped++;
-        continue;
-      }
-      return b;
+    for (let e; (e = this.#q.shift()) !== undefined; ) {
+      if (now - e[1] <= RingTTL) return e[0];
+      this.staleDropped++;
     }
     return undefined;
   }
 
   clear(): void {
-    this.#slots.fill(undefined);
-    this.#n = 0;
+    this.#q = [];
   }
 }

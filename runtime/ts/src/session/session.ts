@@ -17,7 +17,7 @@ import {
   SessionCode,
 } from '../codes.js';
 import { StreamResetError, TransportError } from '../errors.js';
-import type { CompiledContract, CompiledEvent, Shape } from '../contract.js';
+import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
 import {
@@ -109,8 +109,8 @@ export interface SessionOptions {
 type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /** Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's encode hook when it has one), bytes as they are. */
-export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown, slot: string): Uint8Array {
-  if (codec === CodecBytes) {
+function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Array {
+  if (ev.payloadCodec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
     }
@@ -127,18 +127,40 @@ export function encodeValue(ev: CompiledEvent, codec: Codec | 0, value: unknown,
 }
 
 /**
- * Decodes a slot's bytes (§5.3), then applies the event's decode hook and
- * validator for the slot (the result's for returns and yields); throws
- * WT_VALIDATION_FAILED.
+ * What a received slot holds (§5.3): a JSON slot's text, a bytes slot's
+ * bytes. A codec other than the slot's, or JSON that is not UTF-8, throws
+ * WT_PROTOCOL_ERROR naming the event and the slot, checked in the Go
+ * runtime's order.
  */
-function decodeValue(ev: CompiledEvent, codec: Codec | 0, b: Uint8Array, slot: 'payload' | Shape): unknown {
-  const result = slot !== 'payload';
+function slotContent(ev: CompiledEvent, result: boolean, codec: number, b: Uint8Array): string | Uint8Array {
+  const want = result ? ev.resultCodec : ev.payloadCodec;
+  if (codec !== want) protocolFault(`${slotIs(ev, result)}${codecName(want)}; the frame carries ${codecName(codec)} (§5.3)`);
+  if (codec === CodecBytes) return b;
+  try {
+    return utf8Decode(b);
+  } catch {
+    return protocolFault(slotIs(ev, result) + 'UTF-8 JSON; the payload is not UTF-8 (§5.3)');
+  }
+}
+
+/** The start of a §5.3 reason: it names the event and the slot. */
+function slotIs(ev: CompiledEvent, result: boolean): string {
+  return `event '${ev.name}' ${result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request'} slot is `;
+}
+
+/**
+ * Reads a slot's content (slotContent's), then applies the event's decode
+ * hook and validator for the slot (the result's for returns and yields);
+ * throws WT_VALIDATION_FAILED.
+ */
+function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: boolean): unknown {
+  const slot = result ? ev.shape : 'payload';
   const decode = result ? ev.spec.decodeResult : ev.spec.decode;
   const validator = result ? ev.spec.validateResult : ev.spec.validate;
-  let value: unknown = b;
-  if (codec !== CodecBytes) {
+  let value: unknown = content;
+  if (typeof content === 'string') {
     try {
-      value = JSON.parse(utf8Decode(b));
+      value = JSON.parse(content);
     } catch {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not valid JSON`);
     }
@@ -229,13 +251,17 @@ export class Session {
     // §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
     if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
-      this.#closeWith(
+      this.close(
         CloseReliabilityRefused,
         `event '${this.#contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
       );
       return;
     }
-    this.#hsTimer = this.#clock.setTimeout(() => this.#handshakeExpired(), HandshakeTimeout);
+    this.#hsTimer = this.#clock.setTimeout(() => {
+      if (this.#hsState !== 'pending') return;
+      this.#hsState = 'failed';
+      this.close(CloseHandshakeTimeout, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
+    }, HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
     if (this.mapping === 'webtransport') {
@@ -256,7 +282,8 @@ export class Session {
 
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
   close(code: number, reason: string): void {
-    this.#closeWith(code, reason);
+    // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
+    this.#conn.close(code, reason);
   }
 
   stats(): Stats {
@@ -268,15 +295,10 @@ export class Session {
     };
   }
 
-  // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
-  #closeWith(code: number, reason: string): void {
-    this.#conn.close(code, reason);
-  }
-
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
   #protocolError(err: unknown): void {
     const own = err instanceof TransportError;
-    this.#closeWith((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
+    this.close((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
   }
 
   #end(info: CloseInfo): TransportError {
@@ -298,12 +320,6 @@ export class Session {
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
     return closedBy(this.#endError);
-  }
-
-  #handshakeExpired(): void {
-    if (this.#hsState !== 'pending') return;
-    this.#hsState = 'failed';
-    this.#closeWith(CloseHandshakeTimeout, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
   }
 
   // ---- sending --------------------------------------------------------
@@ -329,24 +345,20 @@ export class Session {
   emit(name: string, value: unknown): void {
     const ev = this.#lookupSend(name, 'emit');
     if (this.#endError !== undefined) throw this.closedError();
-    const payload = encodeValue(ev, ev.payloadCodec, value, 'payload');
+    const payload = encodeValue(ev, value, 'payload');
     if (ev.lane === 'reliable') {
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
-      this.#enqueue(FrameEmit, ev.payloadCodec, ev.id, payload);
+      if (this.#qPayload.length === EmitQueueFrames) {
+        const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
+        this.close(ClosePeerTooSlow, reason);
+        throw new TransportError('WT_PEER_TOO_SLOW', reason);
+      }
+      this.#qHead.push((FrameEmit << 8) | ev.payloadCodec, ev.id);
+      this.#qPayload.push(payload);
+      this.#wake();
     } else {
       this.#sendDatagram(ev, payload);
     }
-  }
-
-  #enqueue(type: number, codec: number, id: number, payload: Uint8Array): void {
-    if (this.#qPayload.length === EmitQueueFrames) {
-      const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
-      this.#closeWith(ClosePeerTooSlow, reason);
-      throw new TransportError('WT_PEER_TOO_SLOW', reason);
-    }
-    this.#qHead.push((type << 8) | codec, id);
-    this.#qPayload.push(payload);
-    this.#wake();
   }
 
   #wake(): void {
@@ -397,7 +409,7 @@ export class Session {
     try {
       st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#closeWith(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.close(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
       return;
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
@@ -466,10 +478,10 @@ export class Session {
   #writeFailed(e: unknown): void {
     if (this.isEnded || isSessionEnd(e)) return;
     if (e instanceof StreamResetError) {
-      this.#closeWith(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
+      this.close(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
       return;
     }
-    this.#closeWith(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
+    this.close(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
   }
 
   // ---- receiving ------------------------------------------------------
@@ -543,7 +555,8 @@ export class Session {
       if (ev === undefined) this.#counters.unknownDropped++;
       else {
         if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
-        if (this.#accepts(ev, f.codec)) this.#deliver(ev, f.payload);
+        const content = this.#accepts(ev, f.codec, f.payload);
+        if (content !== undefined) this.#deliver(ev, content);
       }
     } else if (t === FrameJoin || t === FrameLeave) {
       const room = parseRoom(f.payload);
@@ -561,18 +574,23 @@ export class Session {
     }
   }
 
-  /** What an emit and a datagram of a known event share: the slot's codec (§5.3), then whether the server sends it (counted if not). */
-  #accepts(ev: CompiledEvent, codec: number): boolean {
-    if (codec !== ev.payloadCodec) protocolFault(codecMismatch(ev, false, codec));
-    if (!ev.sentByServer) this.#counters.directionDropped++;
-    return ev.sentByServer;
+  /**
+   * What an emit and a datagram of a known event share: the slot's codec
+   * and UTF-8 (§5.3, the peer's fault), then whether the server sends it
+   * (counted if not). The slot's content, or undefined when dropped.
+   */
+  #accepts(ev: CompiledEvent, codec: number, payload: Uint8Array): string | Uint8Array | undefined {
+    const content = slotContent(ev, false, codec, payload);
+    if (ev.sentByServer) return content;
+    this.#counters.directionDropped++;
+    return undefined;
   }
 
-  #deliver(ev: CompiledEvent, payload: Uint8Array): void {
+  #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
     const handlers = this.#handlers.get(ev.name);
     let value: unknown;
     try {
-      value = decodeValue(ev, ev.payloadCodec, payload, 'payload');
+      value = decodeValue(ev, content, false);
     } catch {
       this.#counters.validationDropped++;
       return;
@@ -621,8 +639,9 @@ export class Session {
     if (ev === undefined) this.#counters.unknownDropped++;
     else {
       if (ev.lane !== 'unreliable') protocolFault(`a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
-      if (!this.#accepts(ev, d.codec)) return;
-      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, d.payload);
+      const content = this.#accepts(ev, d.codec, d.payload);
+      if (content === undefined) return;
+      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, content);
       else this.#counters.staleReceived++;
     }
   }
@@ -688,10 +707,14 @@ export class Session {
       code = 'WT_UNKNOWN_EVENT';
       why = `event id ${f.eventId} is not in contract ${this.#contract.name} (§5.4)`;
     } else if (ev.shape === 'emit') why = `event '${ev.name}' is an emit, not a call (§3.2)`;
-    else if (f.codec !== ev.payloadCodec) why = codecMismatch(ev, false, f.codec);
     else {
-      this.#counters.directionDropped++;
-      why = `event '${ev.name}' is a call, which only the client makes`;
+      try {
+        slotContent(ev, false, f.codec, f.payload);
+        this.#counters.directionDropped++;
+        why = `event '${ev.name}' is a call, which only the client makes`;
+      } catch (e) {
+        why = (e as TransportError).message;
+      }
     }
     answerCallError(st, code, why);
     // Read to the end, discarding what the peer still sends (as the Go runtime's drain).
@@ -709,30 +732,11 @@ export class Session {
    */
   async call(name: string, value: unknown, signal?: AbortSignal): Promise<unknown> {
     const ev = this.#lookupSend(name, 'returns');
-    const guard = new CallGuard(this, ev, signal);
-    try {
-      const st = await this.#openCall(ev, value, guard, true);
-      const dec = new FrameDecoder();
-      let response: Uint8Array | undefined;
-      for (;;) {
-        const chunk = await guard.read(st);
-        if (chunk === null) {
-          if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
-          if (response === undefined) {
-            throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
-          }
-          return decodeValue(ev, ev.resultCodec, response, 'returns');
-        }
-        dec.push(chunk);
-        for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          const payload = responsePayload(ev, st, f);
-          // Any number of responses is accepted (§3.2); the first is the answer.
-          response ??= payload;
-        }
-      }
-    } finally {
-      guard.dispose();
-    }
+    let response: string | Uint8Array | undefined;
+    // Any number of responses is accepted (§3.2); the first is the answer.
+    for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
+    if (response === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
+    return decodeValue(ev, response, true);
   }
 
   /**
@@ -744,11 +748,23 @@ export class Session {
    */
   async *stream(name: string, value: unknown, signal?: AbortSignal): AsyncGenerator<unknown, void, undefined> {
     const ev = this.#lookupSend(name, 'yields');
+    for await (const content of this.#exchange(ev, value, signal, false)) yield decodeValue(ev, content, true);
+  }
+
+  /**
+   * What both shapes of call share: the request (and FIN after it for a
+   * returns call, §6.2), then the content of each CALL_RESPONSE until the
+   * responder's FIN; a CALL_ERROR throws after the responses before it
+   * (§6.4). On a yields call each response consumed grants credit in
+   * batches of 16 (§6.6), and the responder's FIN or CALL_ERROR is answered
+   * with FIN. Leaving early abandons the stream (§8).
+   */
+  async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
     const guard = new CallGuard(this, ev, signal);
     let st: CallStream | undefined;
     let finished = false;
     try {
-      st = await this.#openCall(ev, value, guard, false);
+      st = await this.#openCall(ev, value, guard, fin);
       const dec = new FrameDecoder();
       let consumed = 0;
       for (;;) {
@@ -756,18 +772,18 @@ export class Session {
         if (chunk === null) {
           if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
           finished = true;
-          await st.close().catch(() => {}); // the sequence is complete
+          if (!fin) await st.close().catch(() => {}); // the sequence is complete
           return;
         }
         dec.push(chunk);
         for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
           if (f.type === FrameCallError) {
             finished = true;
-            st.close().catch(() => {});
+            if (!fin) st.close().catch(() => {});
           }
-          yield decodeValue(ev, ev.resultCodec, responsePayload(ev, st, f), 'yields');
+          yield responsePayload(ev, st, f);
           // The loop came back for more: the element was consumed.
-          if (++consumed === CreditBatch) {
+          if (!fin && ++consumed === CreditBatch) {
             consumed = 0;
             // A failed grant shows up as the next read's error.
             st.write(creditFrame()).catch(() => {});
@@ -786,7 +802,7 @@ export class Session {
     if (this.mapping === 'websocket' || openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
     }
-    const req = encodeValue(ev, ev.payloadCodec, value, 'request');
+    const req = encodeValue(ev, value, 'request');
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.
@@ -975,21 +991,23 @@ function creditFrame(): Uint8Array {
 }
 
 /**
- * The payload of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
+ * The content of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
  * CALL_ERROR stops the stream and throws the responder's error (§6.4);
- * anything else abandons it and throws WT_PROTOCOL_ERROR (§5.2).
+ * anything else, or a response its slot refuses, abandons it and throws
+ * WT_PROTOCOL_ERROR (§5.2, §5.3).
  */
-function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): Uint8Array {
+function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | Uint8Array {
   if (f.type === FrameCallError) {
     st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
     throw remoteCallError(f.payload);
   }
-  if (f.type === FrameCallResponse && f.codec === ev.resultCodec) return f.payload;
-  abandon(st);
-  throw new TransportError(
-    'WT_PROTOCOL_ERROR',
-    f.type === FrameCallResponse ? codecMismatch(ev, true, f.codec) : `${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`,
-  );
+  try {
+    if (f.type !== FrameCallResponse) protocolFault(`${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+    return slotContent(ev, true, f.codec, f.payload);
+  } catch (e) {
+    abandon(st);
+    throw e;
+  }
 }
 
 /** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */
@@ -1001,13 +1019,6 @@ function remoteCallError(payload: Uint8Array): TransportError {
     return e as TransportError;
   }
   return new TransportError(ce.code as CodeName, ce.message);
-}
-
-/** The §5.3 reason: it names the event and the slot. */
-function codecMismatch(ev: CompiledEvent, result: boolean, got: number): string {
-  const want = result ? ev.resultCodec : ev.payloadCodec;
-  const slot = result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request';
-  return `event '${ev.name}' ${slot} slot is ${codecName(want)}; the frame carries ${codecName(got)} (§5.3)`;
 }
 
 /** Whether an error is the transport saying the session is over. */

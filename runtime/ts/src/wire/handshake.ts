@@ -6,7 +6,7 @@
 import { TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
 import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort } from './json.js';
-import { utf8Decode, utf8Encode } from './utf8.js';
+import { utf8Encode } from './utf8.js';
 
 /** The protocol major version this runtime speaks (§4.2). */
 export const ProtocolVersion = 0;
@@ -76,7 +76,7 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
   let feat: string[] | undefined;
   let events: EventEntry[] | undefined;
   try {
-    const integral = decodeObject(utf8Decode(payload), (key, raw) => {
+    const integral = decodeObject(payload, (key, raw) => {
       if (key === 'v') v = jsonInt(raw, "field 'v'");
       else if (key === 'feat') feat = jsonArray(raw, "field 'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
       else if (key === 'events') events = decodeEvents(raw);

@@ -11,12 +11,18 @@ import { utf8Decode, utf8Encode } from './utf8.js';
 const tokenRe = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|[{}[\]:]/g;
 
 /**
- * Calls field once per member of the one JSON object text holds, in order;
- * anything else, or a key given twice, throws an Error saying what. Returns
- * whether every number in text is written as an integer (no fraction, no
- * exponent).
+ * Calls field once per member of the one JSON object b holds, in order;
+ * bytes that are not UTF-8 (§5.3), anything but an object, or a key given
+ * twice throw an Error saying what. Returns whether every number in it is
+ * written as an integer (no fraction, no exponent).
  */
-export function decodeObject(text: string, field: (key: string, value: unknown) => void): boolean {
+export function decodeObject(b: Uint8Array, field: (key: string, value: unknown) => void): boolean {
+  let text: string;
+  try {
+    text = utf8Decode(b);
+  } catch {
+    throw new Error('not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)');
+  }
   let o: unknown;
   try {
     o = JSON.parse(text);

@@ -3,7 +3,7 @@
 
 import { TransportError } from '../errors.js';
 import { decodeObject, jsonString, quoteShort } from './json.js';
-import { utf8Decode, utf8Encode } from './utf8.js';
+import { utf8Encode } from './utf8.js';
 
 /** The CALL_CREDIT payload {"credit":n} (§6.6). */
 export function encodeCredit(n: number): Uint8Array {
@@ -20,7 +20,7 @@ const maxInt32 = 0x7fffffff;
 export function parseCredit(b: Uint8Array): number | undefined {
   let credit: unknown;
   try {
-    decodeObject(utf8Decode(b), (key, v) => {
+    decodeObject(b, (key, v) => {
       if (key === 'credit') credit = v;
     });
   } catch {
@@ -51,7 +51,7 @@ export function parseCallError(b: Uint8Array): CallError {
   let code: string | undefined;
   let message: string | undefined;
   try {
-    decodeObject(utf8Decode(b), (key, v) => {
+    decodeObject(b, (key, v) => {
       if (key === 'code') {
         const s = jsonString(v, "field 'code'");
         if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_-prefixed`);
@@ -77,7 +77,7 @@ export function encodeRoom(room: string): Uint8Array {
 export function parseRoom(b: Uint8Array): string {
   let room: string | undefined;
   try {
-    decodeObject(utf8Decode(b), (key, v) => {
+    decodeObject(b, (key, v) => {
       if (key === 'room') room = jsonString(v, "field 'room'");
     });
     if (room === undefined || room === '') throw new Error("field 'room' is missing or empty");

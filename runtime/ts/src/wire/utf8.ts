@@ -1,13 +1,17 @@
 // UTF-8 for payloads and control frames (§5.3: JSON is UTF-8 encoded).
 
 const encoder = new TextEncoder();
-// Not fatal: invalid UTF-8 becomes U+FFFD, as the Go runtime's JSON reader does.
-const decoder = new TextDecoder();
+// Fatal: bytes that are not UTF-8 throw a TypeError rather than become
+// U+FFFD, since codec 0x01 is UTF-8 JSON (§5.3) and the Go runtime refuses
+// them too. A byte-order mark is kept, not stripped: it is no JSON
+// whitespace, so the text is no JSON, as the Go runtime reads it.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function utf8Encode(s: string): Uint8Array {
   return encoder.encode(s);
 }
 
+/** The text of UTF-8 bytes; throws a TypeError when they are not UTF-8. */
 export function utf8Decode(b: Uint8Array): string {
   return decoder.decode(b);
 }
