@@ -7,7 +7,9 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -47,7 +49,9 @@ func (s *session) acceptCalls() {
 	}
 }
 
-// inboundCall is one call this side answers.
+// inboundCall is one call this side answers. Its state is recycled across
+// calls (getInboundCall, recycle) with the two timers it keeps, so a
+// returns call that completes allocates neither.
 type inboundCall struct {
 	s      *session
 	st     transport.Stream
@@ -66,10 +70,64 @@ type inboundCall struct {
 	sendMu   sync.Mutex
 	// out coalesces a streaming call's elements into few Writes.
 	out *responseWriter
-	// unwatch, when set, cancels the AfterStopped registration of a call
-	// nothing else reads; run calls it before writing the outcome, whose
-	// FIN would otherwise fire it (quic-go ends the stream's context on it).
-	unwatch func() bool
+
+	// deadline runs requestLate once the request missed RequestTimeout, and
+	// stopWatch runs watchStops, the §8 stop watch of a returns call whose
+	// handler is still running after stopWatchDelay (armed says it was set
+	// for this call). Both are kept with the state when the session runs on
+	// the real clock.
+	deadline  clock.Timer
+	stopWatch clock.Timer
+	armed     bool
+	// watchMu orders watchStops against the handler's return: answered
+	// says the outcome is being written, and unwatch, when set, cancels the
+	// AfterStopped registration, which the outcome's FIN would otherwise
+	// fire (quic-go ends the stream's context on it).
+	watchMu  sync.Mutex
+	answered bool
+	unwatch  func() bool
+	// spent says something other than serveCall may still reach the state
+	// (a timer that fired, a yields handler's send), so it is not reused.
+	spent bool
+}
+
+// stopWatchDelay is how long a returns call's handler runs before its
+// stream is watched for the initiator's STOP_SENDING (§8). Registering the
+// watch costs about six allocations on quic-go (the stream context's done
+// channel and children map, context.AfterFunc's own); most handlers have
+// returned well before this, so their calls pay none, and a handler still
+// running is cancelled at most this long after its start. A handler
+// shorter than this that the initiator stopped runs to its end, and its
+// outcome's write fails.
+const stopWatchDelay = time.Millisecond
+
+// inboundCalls recycles inboundCall states.
+var inboundCalls = sync.Pool{New: func() any { return new(inboundCall) }}
+
+// getInboundCall returns a call state for st, recycled when one is free.
+func (s *session) getInboundCall(st transport.Stream) *inboundCall {
+	c := inboundCalls.Get().(*inboundCall)
+	c.s, c.st = s, st
+	if s.clk != clock.Real {
+		// Real timers kept by an earlier call; this session's clock is another.
+		c.deadline, c.stopWatch = nil, nil
+	}
+	return c
+}
+
+// recycle returns the state for the next call once nothing else can reach
+// it: a yields handler may still hold send, and a timer that fired, its
+// function.
+func (c *inboundCall) recycle() {
+	if c.spent || (c.ev != nil && c.ev.Kind != Returns) {
+		return
+	}
+	deadline, stopWatch := c.deadline, c.stopWatch
+	if c.s.clk != clock.Real {
+		deadline, stopWatch = nil, nil
+	}
+	*c = inboundCall{deadline: deadline, stopWatch: stopWatch}
+	inboundCalls.Put(c)
 }
 
 // release gives the call's slot back, once the outcome is decided: before
@@ -84,12 +142,13 @@ func (c *inboundCall) release() {
 // serveCall answers one call in the goroutine acceptCalls started for it.
 // A returns request that arrived with the initiator's FIN, which a
 // conforming initiator sends with it, leaves nothing to read: the stream's
-// AfterStopped is then all that can cancel the call (§8), and no second
-// goroutine watches it. Otherwise watch reads the initiator's side while
-// the handler runs.
+// AfterStopped is then all that can cancel the call (§8), registered once
+// the handler has run for stopWatchDelay, and no second goroutine watches
+// it. Otherwise watch reads the initiator's side while the handler runs.
 func (s *session) serveCall(st transport.Stream) {
 	defer s.wg.Done()
-	c := &inboundCall{s: s, st: st}
+	c := s.getInboundCall(st)
+	defer c.recycle() // last: after everything below let go of it
 	defer c.release()
 	// A call may arrive before this side has read the peer's handshake,
 	// which travels on another stream: it waits for it, bounded by the
@@ -145,7 +204,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	began := s.clk.Now()
 	if ev.Kind == Returns && r.Ended() {
-		c.unwatch = st.AfterStopped(func() { c.cancel(errCallerStopped) })
+		c.armStopWatch()
 		s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
 		c.cancel(errCallAnswered)
 		return
@@ -160,15 +219,68 @@ func (s *session) serveCall(st transport.Stream) {
 	c.cancel(errCallAnswered)
 }
 
+// armStopWatch sets watchStops to run once the handler has run for
+// stopWatchDelay.
+func (c *inboundCall) armStopWatch() {
+	c.armed = true
+	if c.stopWatch == nil {
+		c.stopWatch = c.s.clk.AfterFunc(stopWatchDelay, c.watchStops)
+		return
+	}
+	c.stopWatch.Reset(stopWatchDelay)
+}
+
+// watchStops registers the stream's AfterStopped, which cancels the
+// handler's context once the initiator stopped reading (§8), unless the
+// handler has returned.
+func (c *inboundCall) watchStops() {
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	if !c.answered {
+		c.unwatch = c.st.AfterStopped(cancelWith(c.cancel, errCallerStopped))
+	}
+}
+
+// disarm is called once the handler returned, before the outcome is
+// written: the stop watch is no longer wanted, and its registration, if
+// it was made, is cancelled.
+func (c *inboundCall) disarm() {
+	if !c.armed {
+		return
+	}
+	if !c.stopWatch.Stop() {
+		c.spent = true // watchStops ran or is running: it holds the state
+	}
+	c.watchMu.Lock()
+	c.answered = true
+	unwatch := c.unwatch
+	c.watchMu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+}
+
+// cancelWith is a function cancelling with cause; it holds the cancel
+// function itself, not the call's state, which is recycled.
+func cancelWith(cancel context.CancelCauseFunc, cause error) func() {
+	return func() { cancel(cause) }
+}
+
 // readRequest reads a call stream's first frame within RequestTimeout: a
 // request dribbled on for ever would hold its stream and bytes for ever.
 // Past the deadline the stream is stopped and the error is WT_ABORTED,
 // which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
 // the work).
 func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
-	deadline := c.s.clk.AfterFunc(c.s.opts.RequestTimeout, c.requestLate)
+	if c.deadline == nil {
+		c.deadline = c.s.clk.AfterFunc(c.s.opts.RequestTimeout, c.requestLate)
+	} else {
+		c.deadline.Reset(c.s.opts.RequestTimeout)
+	}
 	f, err := r.Next()
-	deadline.Stop()
+	if !c.deadline.Stop() {
+		c.spent = true // requestLate ran or is running: it holds the state
+	}
 	if err == nil {
 		c.s.traffic.In(metrics.LaneCall, frameLen(f))
 	}
@@ -249,7 +361,7 @@ func (c *inboundCall) watch(r *wire.Reader, done chan<- struct{}) {
 // and the transport's Stopped lets the responder abandon the work before it
 // writes.
 func (c *inboundCall) awaitStop() {
-	stop := c.st.AfterStopped(func() { c.cancel(errCallerStopped) })
+	stop := c.st.AfterStopped(cancelWith(c.cancel, errCallerStopped))
 	defer stop()
 	<-c.ctx.Done()
 }
@@ -272,9 +384,7 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 			found, err = c.s.owner.serveYields(c.ctx, c.ev, req, c.send)
 		}
 	}()
-	if c.unwatch != nil {
-		c.unwatch()
-	}
+	c.disarm()
 	c.release()
 	if c.out != nil {
 		c.out.finish() // the elements go before the outcome
