@@ -8,6 +8,7 @@ import (
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/transport/loopback"
+	"github.com/transport-io/tiogen/runtime/wire"
 )
 
 // Heap allocations of one returns call, both ends, over loopback: the
@@ -138,4 +139,38 @@ func TestSpec8_StopBeforeTheStopWatchCancelsOnceItIsRegistered(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the responder never abandoned the cancelled call")
 	}
+}
+
+// The session's one call timer keeps every request's own deadline
+// (RequestTimeout from when its stream is read, §6.2's request arriving
+// whole): a request that started later is not cut short by an earlier
+// one's, nor kept past its own, and the timer is stopped once the session
+// ends.
+func TestSpec6_2_EachRequestKeepsItsOwnDeadline(t *testing.T) {
+	fake := clock.NewFake()
+	ts, raw := handshakenWith(t, ServerOptions{Options: Options{Clock: fake}})
+	armed := fake.Pending()
+	_, first := raw.partialCall(wire.MaxCallPayload, 100)
+	waitFor(t, "the first request's deadline to be set", func() bool { return fake.Pending() > armed })
+	waitFor(t, "the first request to be read", func() bool { return onlyPeer(ts).activeCalls.Load() == 1 })
+	fake.Advance(DefaultRequestTimeout / 2)
+	_, second := raw.partialCall(wire.MaxCallPayload, 100)
+	waitFor(t, "the second request to be read", func() bool { return onlyPeer(ts).activeCalls.Load() == 2 })
+	time.Sleep(10 * time.Millisecond) // let its reader queue its deadline
+	fake.Advance(DefaultRequestTimeout / 2)
+	wantCallError(t, first, wire.Aborted, "120000 ms")
+	waitFor(t, "the first call to end", func() bool { return onlyPeer(ts).activeCalls.Load() == 1 })
+	fake.Advance(DefaultRequestTimeout/2 - time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
+	if onlyPeer(ts).activeCalls.Load() != 1 {
+		t.Fatal("the second call ended before its deadline")
+	}
+	fake.Advance(time.Millisecond)
+	wantCallError(t, second, wire.Aborted, "120000 ms")
+	// A deadline still set when the session ends is stopped with it.
+	before := fake.Pending()
+	raw.partialCall(wire.MaxCallPayload, 100)
+	waitFor(t, "the third request's deadline to be set", func() bool { return fake.Pending() > before })
+	raw.conn.Close(0, "")
+	waitFor(t, "the session's timers to be stopped", func() bool { return fake.Pending() == 0 })
 }

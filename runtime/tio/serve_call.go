@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -31,6 +30,7 @@ var errCallAnswered = errors.New("the call was answered")
 // session stays open (§10.1).
 func (s *session) acceptCalls() {
 	defer s.wg.Done()
+	defer s.stopCallTimers()
 	for {
 		st, err := s.conn.AcceptCall(s.ctx)
 		if err != nil {
@@ -50,8 +50,8 @@ func (s *session) acceptCalls() {
 }
 
 // inboundCall is one call this side answers. Its state is recycled across
-// calls (getInboundCall, recycle) with the two timers it keeps, so a
-// returns call that completes allocates neither.
+// calls (getInboundCall, recycle), and its deadlines are the session's
+// callTimers, so a returns call allocates neither.
 type inboundCall struct {
 	s      *session
 	st     transport.Stream
@@ -71,35 +71,18 @@ type inboundCall struct {
 	// out coalesces a streaming call's elements into few Writes.
 	out *responseWriter
 
-	// deadline runs requestLate once the request missed RequestTimeout, and
-	// stopWatch runs watchStops, the §8 stop watch of a returns call whose
-	// handler is still running after stopWatchDelay (armed says it was set
-	// for this call). Both are kept with the state when the session runs on
-	// the real clock.
-	deadline  clock.Timer
-	stopWatch clock.Timer
-	armed     bool
-	// watchMu orders watchStops against the handler's return: answered
-	// says the outcome is being written, and unwatch, when set, cancels the
-	// AfterStopped registration, which the outcome's FIN would otherwise
-	// fire (quic-go ends the stream's context on it).
-	watchMu  sync.Mutex
-	answered bool
-	unwatch  func() bool
-	// spent says something other than serveCall may still reach the state
-	// (a timer that fired, a yields handler's send), so it is not reused.
-	spent bool
+	// prev, next and queue place the call in one of the session's
+	// callTimers queues while a deadline of its runs, due then; answered
+	// and unwatch (the AfterStopped registration's cancel) are the stop
+	// watch's. All of them are under callTimers.mu.
+	prev, next *inboundCall
+	queue      *callQueue
+	due        time.Time
+	answered   bool
+	unwatch    func() bool
+	// stopWatched says the stop watch was queued (serveCall's own).
+	stopWatched bool
 }
-
-// stopWatchDelay is how long a returns call's handler runs before its
-// stream is watched for the initiator's STOP_SENDING (§8). Registering the
-// watch costs about six allocations on quic-go (the stream context's done
-// channel and children map, context.AfterFunc's own); most handlers have
-// returned well before this, so their calls pay none, and a handler still
-// running is cancelled at most this long after its start. A handler
-// shorter than this that the initiator stopped runs to its end, and its
-// outcome's write fails.
-const stopWatchDelay = time.Millisecond
 
 // inboundCalls recycles inboundCall states.
 var inboundCalls = sync.Pool{New: func() any { return new(inboundCall) }}
@@ -108,25 +91,17 @@ var inboundCalls = sync.Pool{New: func() any { return new(inboundCall) }}
 func (s *session) getInboundCall(st transport.Stream) *inboundCall {
 	c := inboundCalls.Get().(*inboundCall)
 	c.s, c.st = s, st
-	if s.clk != clock.Real {
-		// Real timers kept by an earlier call; this session's clock is another.
-		c.deadline, c.stopWatch = nil, nil
-	}
 	return c
 }
 
-// recycle returns the state for the next call once nothing else can reach
-// it: a yields handler may still hold send, and a timer that fired, its
-// function.
+// recycle returns the state for the next call. A yields handler may still
+// hold send, which reaches the state, so a yields call's is left to the
+// collector.
 func (c *inboundCall) recycle() {
-	if c.spent || (c.ev != nil && c.ev.Kind != Returns) {
+	if c.ev != nil && c.ev.Kind != Returns {
 		return
 	}
-	deadline, stopWatch := c.deadline, c.stopWatch
-	if c.s.clk != clock.Real {
-		deadline, stopWatch = nil, nil
-	}
-	*c = inboundCall{deadline: deadline, stopWatch: stopWatch}
+	*c = inboundCall{}
 	inboundCalls.Put(c)
 }
 
@@ -170,6 +145,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}()
 	f, err := c.readRequest(r)
 	if err != nil {
+		s.requestDone(c, false, time.Time{})
 		c.release()
 		if (wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge) || errors.Is(err, errOverBudget) {
 			// The framing is lost, or the rest is not wanted: answer, and
@@ -187,6 +163,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	ev, fail := s.checkRequest(f)
 	if fail != nil {
+		s.requestDone(c, false, time.Time{})
 		c.release()
 		s.traffic.Out(metrics.LaneCall, writeCallError(st, *fail))
 		drain(r)
@@ -204,7 +181,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	began := s.clk.Now()
 	if ev.Kind == Returns && r.Ended() {
-		c.armStopWatch()
+		s.requestDone(c, true, began)
 		s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
 		c.cancel(errCallAnswered)
 		return
@@ -213,51 +190,11 @@ func (s *session) serveCall(st transport.Stream) {
 	// a conforming one does at once (FIN after a returns request, FIN or
 	// reset once a stream ends). One that never does holds a stream of the
 	// transport's, bounded by its stream limit, until the session ends.
+	s.requestDone(c, false, began)
 	watching, watched = true, make(chan struct{})
 	go c.watch(r, watched)
 	s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
 	c.cancel(errCallAnswered)
-}
-
-// armStopWatch sets watchStops to run once the handler has run for
-// stopWatchDelay.
-func (c *inboundCall) armStopWatch() {
-	c.armed = true
-	if c.stopWatch == nil {
-		c.stopWatch = c.s.clk.AfterFunc(stopWatchDelay, c.watchStops)
-		return
-	}
-	c.stopWatch.Reset(stopWatchDelay)
-}
-
-// watchStops registers the stream's AfterStopped, which cancels the
-// handler's context once the initiator stopped reading (§8), unless the
-// handler has returned.
-func (c *inboundCall) watchStops() {
-	c.watchMu.Lock()
-	defer c.watchMu.Unlock()
-	if !c.answered {
-		c.unwatch = c.st.AfterStopped(cancelWith(c.cancel, errCallerStopped))
-	}
-}
-
-// disarm is called once the handler returned, before the outcome is
-// written: the stop watch is no longer wanted, and its registration, if
-// it was made, is cancelled.
-func (c *inboundCall) disarm() {
-	if !c.armed {
-		return
-	}
-	if !c.stopWatch.Stop() {
-		c.spent = true // watchStops ran or is running: it holds the state
-	}
-	c.watchMu.Lock()
-	c.answered = true
-	unwatch := c.unwatch
-	c.watchMu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
 }
 
 // cancelWith is a function cancelling with cause; it holds the cancel
@@ -272,15 +209,8 @@ func cancelWith(cancel context.CancelCauseFunc, cause error) func() {
 // which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
 // the work).
 func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
-	if c.deadline == nil {
-		c.deadline = c.s.clk.AfterFunc(c.s.opts.RequestTimeout, c.requestLate)
-	} else {
-		c.deadline.Reset(c.s.opts.RequestTimeout)
-	}
+	c.s.awaitRequest(c)
 	f, err := r.Next()
-	if !c.deadline.Stop() {
-		c.spent = true // requestLate ran or is running: it holds the state
-	}
 	if err == nil {
 		c.s.traffic.In(metrics.LaneCall, frameLen(f))
 	}
@@ -289,12 +219,6 @@ func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
 		return f, wire.Errorf(wire.Aborted, "the call request did not arrive whole within %d ms; this side abandoned it", c.s.opts.RequestTimeout.Milliseconds())
 	}
 	return f, err
-}
-
-// requestLate stops a call stream whose request missed RequestTimeout.
-func (c *inboundCall) requestLate() {
-	c.late.Store(true)
-	c.st.Stop(wire.ResetAborted)
 }
 
 // checkRequest applies the per-message rules to a CALL_REQUEST (§5.2–§5.4);
@@ -384,7 +308,9 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 			found, err = c.s.owner.serveYields(c.ctx, c.ev, req, c.send)
 		}
 	}()
-	c.disarm()
+	if c.stopWatched {
+		c.s.handlerDone(c)
+	}
 	c.release()
 	if c.out != nil {
 		c.out.finish() // the elements go before the outcome
