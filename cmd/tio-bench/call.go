@@ -129,22 +129,36 @@ func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
 	var out []sample
 	for _, callers := range []int{1, 64} {
 		var ours, raw rateResult
-		asSubject("ours", func() {
-			ours, err = driveCalls(ctx, cfg, callers, func(ctx context.Context, _ []byte) error {
-				_, err := c.Call(ctx, evEcho, callRequest)
-				return err
+		var oursErr, rawErr error
+		measureOurs := func() {
+			asSubject("ours", func() {
+				ours, oursErr = driveCalls(ctx, cfg, callers, func(ctx context.Context, _ []byte) error {
+					_, err := c.Call(ctx, evEcho, callRequest)
+					return err
+				})
 			})
-		})
-		if err != nil {
-			return nil, fmt.Errorf("ours, %d callers: %w", callers, err)
 		}
-		asSubject("raw", func() {
-			raw, err = driveCalls(ctx, cfg, callers, func(ctx context.Context, buf []byte) error {
-				return rawCall(ctx, sess, rawReq, buf)
+		measureRaw := func() {
+			asSubject("raw", func() {
+				raw, rawErr = driveCalls(ctx, cfg, callers, func(ctx context.Context, buf []byte) error {
+					return rawCall(ctx, sess, rawReq, buf)
+				})
 			})
-		})
-		if err != nil {
-			return nil, fmt.Errorf("raw, %d callers: %w", callers, err)
+		}
+		// Raw first on every other run, so that neither always runs second
+		// on a host whose load drifts.
+		if cfg.run%2 == 1 {
+			measureRaw()
+			measureOurs()
+		} else {
+			measureOurs()
+			measureRaw()
+		}
+		if oursErr != nil {
+			return nil, fmt.Errorf("ours, %d callers: %w", callers, oursErr)
+		}
+		if rawErr != nil {
+			return nil, fmt.Errorf("raw, %d callers: %w", callers, rawErr)
 		}
 		note := "ours: Client.Call on a returns event, echo handler; raw: new bidi stream per request, write the same CALL_REQUEST frame + FIN, server echoes it + FIN"
 		out = append(out,
