@@ -182,8 +182,7 @@ func (s *session) serveCall(st transport.Stream) {
 	began := s.clk.Now()
 	if ev.Kind == Returns && r.Ended() {
 		s.requestDone(c, true, began)
-		s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
-		c.cancel(errCallAnswered)
+		c.answer(req, began)
 		return
 	}
 	// The stream ends once the initiator has finished its side too, which
@@ -193,7 +192,16 @@ func (s *session) serveCall(st transport.Stream) {
 	s.requestDone(c, false, began)
 	watching, watched = true, make(chan struct{})
 	go c.watch(r, watched)
-	s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
+	c.answer(req, began)
+}
+
+// answer runs the call from began, when its request was whole, and counts
+// its outcome; its context then ends.
+func (c *inboundCall) answer(req []byte, began time.Time) {
+	outcome := c.run(req)
+	if m := c.s.callMetrics(c.ev); m != nil {
+		m.Done(outcome, c.s.clk.Now().Sub(began))
+	}
 	c.cancel(errCallAnswered)
 }
 
