@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type rateResult struct {
 	perSec   float64
 	p50, p99 float64
 	allocs   float64 // heap allocations per call, both ends (one process)
+	cpu      float64 // user+system CPU µs per call, both ends (one process)
 }
 
 // mallocs is the process's count of heap allocations so far.
@@ -50,6 +52,7 @@ func driveCalls(ctx context.Context, cfg config, callers int, call func(ctx cont
 		first  error
 	)
 	before := mallocs()
+	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
 	for range callers {
@@ -76,32 +79,46 @@ func driveCalls(ctx context.Context, cfg config, callers int, call func(ctx cont
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := float64(cpuTime()-cpu0) / float64(time.Microsecond) / float64(max(len(all), 1))
 	allocs := float64(mallocs()-before) / float64(max(len(all), 1))
 	if first != nil {
 		return rateResult{}, first
 	}
-	return rateResult{perSec: perSecond(int64(len(all)), elapsed), p50: all.percentile(0.50), p99: all.percentile(0.99), allocs: allocs}, nil
+	return rateResult{perSec: perSecond(int64(len(all)), elapsed), p50: all.percentile(0.50), p99: all.percentile(0.99), allocs: allocs, cpu: cpu}, nil
 }
 
 func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
-	o, err := startOurWT(tio.ServerOptions{})
-	if err != nil {
-		return nil, err
+	var (
+		o    *ourWT
+		c    *tio.Client
+		r    *rawWT
+		sess *wt.Session
+		err  error
+	)
+	// Each subject's goroutines, both ends, carry its profile label.
+	asSubject("ours", func() {
+		if o, err = startOurWT(tio.ServerOptions{}); err != nil {
+			return
+		}
+		o.srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
+		c, err = o.dial(ctx)
+	})
+	if o != nil {
+		defer o.close()
 	}
-	defer o.close()
-	o.srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
-	c, err := o.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer closeClient(c)
-
-	r, err := startRawWT(serveRawEcho)
-	if err != nil {
-		return nil, err
+	asSubject("raw", func() {
+		if r, err = startRawWT(serveRawEcho); err != nil {
+			return
+		}
+		sess, err = r.dial(ctx)
+	})
+	if r != nil {
+		defer r.close()
 	}
-	defer r.close()
-	sess, err := r.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +128,37 @@ func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
 
 	var out []sample
 	for _, callers := range []int{1, 64} {
-		ours, err := driveCalls(ctx, cfg, callers, func(ctx context.Context, _ []byte) error {
-			_, err := c.Call(ctx, evEcho, callRequest)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("ours, %d callers: %w", callers, err)
+		var ours, raw rateResult
+		var oursErr, rawErr error
+		measureOurs := func() {
+			asSubject("ours", func() {
+				ours, oursErr = driveCalls(ctx, cfg, callers, func(ctx context.Context, _ []byte) error {
+					_, err := c.Call(ctx, evEcho, callRequest)
+					return err
+				})
+			})
 		}
-		raw, err := driveCalls(ctx, cfg, callers, func(ctx context.Context, buf []byte) error {
-			return rawCall(ctx, sess, rawReq, buf)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("raw, %d callers: %w", callers, err)
+		measureRaw := func() {
+			asSubject("raw", func() {
+				raw, rawErr = driveCalls(ctx, cfg, callers, func(ctx context.Context, buf []byte) error {
+					return rawCall(ctx, sess, rawReq, buf)
+				})
+			})
+		}
+		// Raw first on every other run, so that neither always runs second
+		// on a host whose load drifts.
+		if cfg.run%2 == 1 {
+			measureRaw()
+			measureOurs()
+		} else {
+			measureOurs()
+			measureRaw()
+		}
+		if oursErr != nil {
+			return nil, fmt.Errorf("ours, %d callers: %w", callers, oursErr)
+		}
+		if rawErr != nil {
+			return nil, fmt.Errorf("raw, %d callers: %w", callers, rawErr)
 		}
 		note := "ours: Client.Call on a returns event, echo handler; raw: new bidi stream per request, write the same CALL_REQUEST frame + FIN, server echoes it + FIN"
 		out = append(out,
@@ -131,9 +167,19 @@ func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
 			sample{Figure: "call p99", Concurrency: callers, Unit: "ms", Lower: true, Ours: ours.p99, Raw: raw.p99, HasRaw: true},
 			sample{Figure: "call allocs", Concurrency: callers, Unit: "allocs/call", Lower: true, Ours: ours.allocs, Raw: raw.allocs, HasRaw: true,
 				Note: "heap allocations per call in the whole process (caller, server and both QUIC stacks), runtime.MemStats.Mallocs delta"},
+			sample{Figure: "call CPU", Concurrency: callers, Unit: "µs/call", Lower: true, Ours: ours.cpu, Raw: raw.cpu, HasRaw: true,
+				Note: "the process's user+system CPU time (getrusage) over the measurement, both ends, per call: steadier than calls/s on a shared host"},
 		)
 	}
 	return out, nil
+}
+
+// asSubject runs f with the profile label subject=name, which every
+// goroutine it starts inherits (quic-go's, the servers', the callers'): a
+// -cpuprofile or -memprofile of the run then splits by subject with
+// go tool pprof -tagfocus subject=ours (or raw).
+func asSubject(name string, f func()) {
+	pprof.Do(context.Background(), pprof.Labels("subject", name), func(context.Context) { f() })
 }
 
 // serveRawEcho answers each bidi stream of a raw session with the bytes it

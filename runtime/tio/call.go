@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"sync"
 
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -31,7 +32,7 @@ func (s *session) call(ctx context.Context, event uint32, req []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	defer abandonOnCancel(ctx, st)()
+	defer abandonOnCancel(ctx, st).end()
 	r := wire.AcquireReader(st)
 	defer r.Recycle()
 	var resp []byte
@@ -85,7 +86,7 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 			yield(nil, err)
 			return
 		}
-		defer abandonOnCancel(ctx, st)()
+		defer abandonOnCancel(ctx, st).end()
 		r := wire.AcquireReader(st)
 		defer r.Recycle()
 		consumed := 0
@@ -137,13 +138,42 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 	}
 }
 
-// abandonOnCancel abandons st once ctx ends, until the returned function
-// is called; a context that never ends costs nothing.
-func abandonOnCancel(ctx context.Context, st transport.Stream) (stop func() bool) {
+// cancelWatch abandons a call stream once the caller's context ends. It is
+// recycled, with the function context.AfterFunc runs, when that never ran.
+type cancelWatch struct {
+	st   transport.Stream
+	fire func() // w.abandon, bound once
+	stop func() bool
+}
+
+var cancelWatches = sync.Pool{New: func() any {
+	w := new(cancelWatch)
+	w.fire = w.abandon
+	return w
+}}
+
+func (w *cancelWatch) abandon() { abandon(w.st) }
+
+// abandonOnCancel abandons st once ctx ends, until end is called; a context
+// that never ends costs nothing.
+func abandonOnCancel(ctx context.Context, st transport.Stream) *cancelWatch {
 	if ctx.Done() == nil {
-		return func() bool { return false }
+		return nil
 	}
-	return context.AfterFunc(ctx, func() { abandon(st) })
+	w := cancelWatches.Get().(*cancelWatch)
+	w.st = st
+	w.stop = context.AfterFunc(ctx, w.fire)
+	return w
+}
+
+// end stops the watch; one whose abandon ran or is running keeps its
+// state.
+func (w *cancelWatch) end() {
+	if w == nil || !w.stop() {
+		return
+	}
+	w.st, w.stop = nil, nil
+	cancelWatches.Put(w)
 }
 
 // openCall opens a call stream and writes the request; fin finishes the

@@ -46,7 +46,9 @@ const (
 // Options shape a session; the zero value is the spec's defaults.
 type Options struct {
 	// Clock drives every timer (handshake deadline, datagram TTL, sequence
-	// state retention, probes); nil is the real clock.
+	// state retention, probes, a call's request deadline and the 1 ms
+	// after which a running returns handler's stream is watched for the
+	// initiator's stop, §8); nil is the real clock.
 	Clock clock.Clock
 	// HandshakeTimeout is the handshake deadline; 0 means 5000 ms (§4.1).
 	HandshakeTimeout time.Duration

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -29,6 +30,7 @@ var errCallAnswered = errors.New("the call was answered")
 // session stays open (§10.1).
 func (s *session) acceptCalls() {
 	defer s.wg.Done()
+	defer s.stopCallTimers()
 	for {
 		st, err := s.conn.AcceptCall(s.ctx)
 		if err != nil {
@@ -47,7 +49,9 @@ func (s *session) acceptCalls() {
 	}
 }
 
-// inboundCall is one call this side answers.
+// inboundCall is one call this side answers. Its state is recycled across
+// calls (getInboundCall, recycle), and its deadlines are the session's
+// callTimers, so a returns call allocates neither.
 type inboundCall struct {
 	s      *session
 	st     transport.Stream
@@ -66,10 +70,39 @@ type inboundCall struct {
 	sendMu   sync.Mutex
 	// out coalesces a streaming call's elements into few Writes.
 	out *responseWriter
-	// unwatch, when set, cancels the AfterStopped registration of a call
-	// nothing else reads; run calls it before writing the outcome, whose
-	// FIN would otherwise fire it (quic-go ends the stream's context on it).
-	unwatch func() bool
+
+	// prev, next and queue place the call in one of the session's
+	// callTimers queues while a deadline of its runs, due then; answered
+	// and unwatch (the AfterStopped registration's cancel) are the stop
+	// watch's. All of them are under callTimers.mu.
+	prev, next *inboundCall
+	queue      *callQueue
+	due        time.Time
+	answered   bool
+	unwatch    func() bool
+	// stopWatched says the stop watch was queued (serveCall's own).
+	stopWatched bool
+}
+
+// inboundCalls recycles inboundCall states.
+var inboundCalls = sync.Pool{New: func() any { return new(inboundCall) }}
+
+// getInboundCall returns a call state for st, recycled when one is free.
+func (s *session) getInboundCall(st transport.Stream) *inboundCall {
+	c := inboundCalls.Get().(*inboundCall)
+	c.s, c.st = s, st
+	return c
+}
+
+// recycle returns the state for the next call. A yields handler may still
+// hold send, which reaches the state, so a yields call's is left to the
+// collector.
+func (c *inboundCall) recycle() {
+	if c.ev != nil && c.ev.Kind != Returns {
+		return
+	}
+	*c = inboundCall{}
+	inboundCalls.Put(c)
 }
 
 // release gives the call's slot back, once the outcome is decided: before
@@ -84,12 +117,13 @@ func (c *inboundCall) release() {
 // serveCall answers one call in the goroutine acceptCalls started for it.
 // A returns request that arrived with the initiator's FIN, which a
 // conforming initiator sends with it, leaves nothing to read: the stream's
-// AfterStopped is then all that can cancel the call (§8), and no second
-// goroutine watches it. Otherwise watch reads the initiator's side while
-// the handler runs.
+// AfterStopped is then all that can cancel the call (§8), registered once
+// the handler has run for stopWatchDelay, and no second goroutine watches
+// it. Otherwise watch reads the initiator's side while the handler runs.
 func (s *session) serveCall(st transport.Stream) {
 	defer s.wg.Done()
-	c := &inboundCall{s: s, st: st}
+	c := s.getInboundCall(st)
+	defer c.recycle() // last: after everything below let go of it
 	defer c.release()
 	// A call may arrive before this side has read the peer's handshake,
 	// which travels on another stream: it waits for it, bounded by the
@@ -111,6 +145,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}()
 	f, err := c.readRequest(r)
 	if err != nil {
+		s.requestDone(c, false, time.Time{})
 		c.release()
 		if (wire.CodeOf(err) != "" && wire.CodeOf(err) != wire.PayloadTooLarge) || errors.Is(err, errOverBudget) {
 			// The framing is lost, or the rest is not wanted: answer, and
@@ -128,6 +163,7 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	ev, fail := s.checkRequest(f)
 	if fail != nil {
+		s.requestDone(c, false, time.Time{})
 		c.release()
 		s.traffic.Out(metrics.LaneCall, writeCallError(st, *fail))
 		drain(r)
@@ -145,19 +181,34 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	began := s.clk.Now()
 	if ev.Kind == Returns && r.Ended() {
-		c.unwatch = st.AfterStopped(func() { c.cancel(errCallerStopped) })
-		s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
-		c.cancel(errCallAnswered)
+		s.requestDone(c, true, began)
+		c.answer(req, began)
 		return
 	}
 	// The stream ends once the initiator has finished its side too, which
 	// a conforming one does at once (FIN after a returns request, FIN or
 	// reset once a stream ends). One that never does holds a stream of the
 	// transport's, bounded by its stream limit, until the session ends.
+	s.requestDone(c, false, began)
 	watching, watched = true, make(chan struct{})
 	go c.watch(r, watched)
-	s.callMetrics(ev).Done(c.run(req), s.clk.Now().Sub(began))
+	c.answer(req, began)
+}
+
+// answer runs the call from began, when its request was whole, and counts
+// its outcome; its context then ends.
+func (c *inboundCall) answer(req []byte, began time.Time) {
+	outcome := c.run(req)
+	if m := c.s.callMetrics(c.ev); m != nil {
+		m.Done(outcome, c.s.clk.Now().Sub(began))
+	}
 	c.cancel(errCallAnswered)
+}
+
+// cancelWith is a function cancelling with cause; it holds the cancel
+// function itself, not the call's state, which is recycled.
+func cancelWith(cancel context.CancelCauseFunc, cause error) func() {
+	return func() { cancel(cause) }
 }
 
 // readRequest reads a call stream's first frame within RequestTimeout: a
@@ -166,9 +217,8 @@ func (s *session) serveCall(st transport.Stream) {
 // which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
 // the work).
 func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
-	deadline := c.s.clk.AfterFunc(c.s.opts.RequestTimeout, c.requestLate)
+	c.s.awaitRequest(c)
 	f, err := r.Next()
-	deadline.Stop()
 	if err == nil {
 		c.s.traffic.In(metrics.LaneCall, frameLen(f))
 	}
@@ -177,12 +227,6 @@ func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
 		return f, wire.Errorf(wire.Aborted, "the call request did not arrive whole within %d ms; this side abandoned it", c.s.opts.RequestTimeout.Milliseconds())
 	}
 	return f, err
-}
-
-// requestLate stops a call stream whose request missed RequestTimeout.
-func (c *inboundCall) requestLate() {
-	c.late.Store(true)
-	c.st.Stop(wire.ResetAborted)
 }
 
 // checkRequest applies the per-message rules to a CALL_REQUEST (§5.2–§5.4);
@@ -249,7 +293,7 @@ func (c *inboundCall) watch(r *wire.Reader, done chan<- struct{}) {
 // and the transport's Stopped lets the responder abandon the work before it
 // writes.
 func (c *inboundCall) awaitStop() {
-	stop := c.st.AfterStopped(func() { c.cancel(errCallerStopped) })
+	stop := c.st.AfterStopped(cancelWith(c.cancel, errCallerStopped))
 	defer stop()
 	<-c.ctx.Done()
 }
@@ -272,8 +316,8 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 			found, err = c.s.owner.serveYields(c.ctx, c.ev, req, c.send)
 		}
 	}()
-	if c.unwatch != nil {
-		c.unwatch()
+	if c.stopWatched {
+		c.s.handlerDone(c)
 	}
 	c.release()
 	if c.out != nil {

@@ -46,10 +46,11 @@ const (
 // close watcher (a callback instead where the transport offers one), the
 // emit writer and the emit reader; on WebTransport also
 // the datagram receiver, the call acceptor, and the datagram sender once a
-// datagram is queued; plus two
-// per call being answered (handler and stream watcher), and a third, the
-// response writer, for a streaming call once it sends. All of them end once
-// the Conn's Done fires.
+// datagram is queued; plus one per call being answered (its handler's), a
+// second (the stream watcher) for a streaming call or a returns request
+// whose FIN had not arrived with it, and a third, the response writer, for
+// a streaming call once it sends. All of them end once the Conn's Done
+// fires.
 type session struct {
 	role     role
 	conn     transport.Conn
@@ -77,6 +78,8 @@ type session struct {
 	err   *Error
 
 	activeCalls atomic.Int32
+	// callTimers runs the deadlines of the calls this side answers.
+	callTimers callTimers
 	// requests bounds the bytes incoming call requests hold (§5.1).
 	requests requestBudget
 	stats    counters
@@ -351,6 +354,14 @@ func (s *session) isEnded() bool { return s.ctx.Err() != nil }
 
 // waitHandshake waits for the peer's handshake; false once the session ended.
 func (s *session) waitHandshake(ctx context.Context) error {
+	// Once accepted, a receive on the closed channel without waiting takes
+	// no lock: every call passes here, and the select below locks all
+	// three channels, which every caller of the session shares.
+	select {
+	case <-s.hsDone:
+		return nil
+	default:
+	}
 	select {
 	case <-s.hsDone:
 		return nil
