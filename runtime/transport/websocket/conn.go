@@ -31,10 +31,12 @@ import (
 // own: one discards the peer's bytes after Stop, and one winds the socket
 // down once the session ends.
 type conn struct {
-	ws   *cws.Conn
-	raw  net.Conn // the TCP connection under ws, closed to end everything at once
-	opts Options
-	clk  clock.Clock
+	ws     *cws.Conn
+	raw    net.Conn    // the TCP connection under ws, closed to end everything at once
+	out    *gatherConn // what ws writes to: raw, with each message gathered into one write
+	client bool        // this side masks what it sends (RFC 6455 §5.3)
+	opts   Options
+	clk    clock.Clock
 
 	start    time.Time
 	lastSent atomic.Int64 // since start, in nanoseconds
@@ -78,8 +80,8 @@ type conn struct {
 }
 
 // newConn starts a session on an upgraded socket. raw is the TCP connection
-// under ws.
-func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
+// under ws, out the gathering connection over raw that ws writes to.
+func newConn(ws *cws.Conn, raw net.Conn, out *gatherConn, client bool, opts Options) *conn {
 	opts = opts.withDefaults()
 	// The limit is enforced by Read, which closes with a session code;
 	// coder/websocket's own limit would close with 1009, which the peer
@@ -88,6 +90,8 @@ func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
 	c := &conn{
 		ws:       ws,
 		raw:      raw,
+		out:      out,
+		client:   client,
 		opts:     opts,
 		clk:      opts.Clock,
 		done:     make(chan struct{}),
@@ -477,7 +481,12 @@ func (s *sendStream) Write(p []byte) (int, error) {
 			return n, err
 		}
 		k := min(len(p), maxSendMessage)
-		if err := c.ws.Write(context.Background(), cws.MessageBinary, p[:k]); err != nil {
+		c.out.gather(k, c.client)
+		err := c.ws.Write(context.Background(), cws.MessageBinary, p[:k])
+		if gerr := c.out.gatherEnd(err == nil); err == nil {
+			err = gerr
+		}
+		if err != nil {
 			c.writeFailed(err)
 			return n, c.endedErr()
 		}
