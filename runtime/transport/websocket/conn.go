@@ -483,7 +483,7 @@ func (s *sendStream) Write(p []byte) (int, error) {
 		k := min(len(p), maxSendMessage)
 		c.out.gather(k, c.client)
 		err := c.ws.Write(context.Background(), cws.MessageBinary, p[:k])
-		if gerr := c.out.gatherEnd(err == nil); err == nil {
+		if gerr := c.out.gatherEnd(); err == nil {
 			err = gerr
 		}
 		if err != nil {

@@ -46,17 +46,19 @@ func (g *gatherConn) gather(payload int, masked bool) {
 }
 
 // gatherEnd ends the gathering gather began, once coder/websocket returned
-// from writing the message (sent, when wrote): what is still gathered
-// (nothing, unless the header was not the length headerLen expects) is
-// written now. A gathered write's failure was coder/websocket's.
-func (g *gatherConn) gatherEnd(wrote bool) error {
+// from writing the message, and writes what is still gathered: nothing,
+// unless the header was not the length headerLen expects, or the message
+// failed before its first byte while another frame was written (the close
+// frame of a session closing meanwhile, which must still be sent). A
+// gathered write's failure was coder/websocket's.
+func (g *gatherConn) gatherEnd() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.buf == nil {
 		return nil
 	}
 	var err error
-	if len(*g.buf) > 0 && wrote {
+	if len(*g.buf) > 0 {
 		_, err = g.Conn.Write(*g.buf)
 	}
 	g.release()
