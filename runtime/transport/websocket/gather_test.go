@@ -15,7 +15,8 @@ import (
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
-// writeLog is a net.Conn that records its writes.
+// writeLog is a net.Conn that records its writes, and makes them on the
+// connection under it when it has one.
 type writeLog struct {
 	net.Conn
 	mu     sync.Mutex
@@ -24,9 +25,18 @@ type writeLog struct {
 
 func (w *writeLog) Write(p []byte) (int, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.writes = append(w.writes, bytes.Clone(p))
-	return len(p), nil
+	w.mu.Unlock()
+	if w.Conn == nil {
+		return len(p), nil
+	}
+	return w.Conn.Write(p)
+}
+
+func (w *writeLog) write(i int) []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes[i]
 }
 
 func (w *writeLog) count() int {
@@ -113,13 +123,25 @@ func TestGatherHeaderLengthIsCoderWebsocketsFrame(t *testing.T) {
 	// The lengths at each of RFC 6455's three payload-length forms, as
 	// coder/websocket writes them: each gathered message arrives in one
 	// write on both sides.
+	// Each write goes on to the socket, and each side reads the other's:
+	// a message cut or framed wrongly would end the session.
 	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	c := dialConn(t, srv.url, Options{})
 	sc := srv.session(t)
-	for _, side := range []transport.Conn{c, sc} {
-		log := &writeLog{Conn: side.(*conn).out.Conn}
-		side.(*conn).out.Conn = log // no write yet: the fake clock is not needed
+	sides := []transport.Conn{c, sc}
+	logs := make([]*writeLog, len(sides))
+	for i, side := range sides {
+		// Before anything is written or read: the keepalive's first
+		// write is 15 s away.
+		logs[i] = &writeLog{Conn: side.(*conn).out.Conn}
+		side.(*conn).out.Conn = logs[i]
+	}
+	for _, side := range sides {
+		drain(t, side)
+	}
+	for i, side := range sides {
+		log, client := logs[i], side.(*conn).client
 		ss, _ := side.OpenEmit(context.Background())
 		for _, n := range []int{1, 125, 126, 65535, 65536, 100_000} {
 			before := log.count()
@@ -127,11 +149,16 @@ func TestGatherHeaderLengthIsCoderWebsocketsFrame(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := log.count() - before; got != 1 {
-				t.Fatalf("a %d-byte message took %d writes (client %v), want 1", n, got, side.(*conn).client)
+				t.Fatalf("a %d-byte message took %d writes (client %v), want 1", n, got, client)
 			}
-			if got, want := len(log.writes[before]), headerLen(n, side.(*conn).client)+n; got != want {
+			if got, want := len(log.write(before)), headerLen(n, client)+n; got != want {
 				t.Fatalf("a %d-byte message was written as %d bytes, want %d", n, got, want)
 			}
+		}
+	}
+	for _, side := range sides {
+		if err := side.(*conn).endedErr(); err != nil {
+			t.Fatalf("the session ended under the gathered messages: %v", err)
 		}
 	}
 	_ = c.Close(wire.CloseNoError, "")
