@@ -18,12 +18,12 @@ import (
 type gatherConn struct {
 	net.Conn
 	mu   sync.Mutex // held across the underlying writes, which it orders
-	want int        // bytes still expected of the message being gathered; 0: none
-	buf  *[]byte
+	want int        // bytes still expected of the message being gathered
+	buf  *[]byte    // the bytes gathered; nil while no message is
 }
 
-// maxGather bounds a gathered message: the emit writer's 64 KiB Writes
-// with the frame that crossed the bound. A longer message is written as
+// maxGather bounds a gathered message: room for the emit writer's 64 KiB
+// Writes and a frame past the bound. A longer message is written as
 // coder/websocket writes it.
 const maxGather = 128 << 10
 
