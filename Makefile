@@ -50,6 +50,7 @@ test-go:
 test-runtime:
 	$(GO) test -race $(RACE_PKGS)
 	$(GO) test -count=1 -run 'Allocations' ./runtime/tio
+	$(GO) test -count=1 -run Allocates ./runtime/transport/websocket/
 
 # The TypeScript runtime (runtime/ts): its pinned tools from
 # package-lock.json (the rule under deps), the build (tsc to dist/ with .d.ts), the type checks with

@@ -31,10 +31,12 @@ import (
 // own: one discards the peer's bytes after Stop, and one winds the socket
 // down once the session ends.
 type conn struct {
-	ws   *cws.Conn
-	raw  net.Conn // the TCP connection under ws, closed to end everything at once
-	opts Options
-	clk  clock.Clock
+	ws     *cws.Conn
+	raw    net.Conn    // the TCP connection under ws, closed to end everything at once
+	out    *gatherConn // what ws writes to: raw, with each message gathered into one write
+	client bool        // this side masks what it sends (RFC 6455 §5.3)
+	opts   Options
+	clk    clock.Clock
 
 	start    time.Time
 	lastSent atomic.Int64 // since start, in nanoseconds
@@ -78,8 +80,8 @@ type conn struct {
 }
 
 // newConn starts a session on an upgraded socket. raw is the TCP connection
-// under ws.
-func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
+// under ws, out the gathering connection over raw that ws writes to.
+func newConn(ws *cws.Conn, raw net.Conn, out *gatherConn, client bool, opts Options) *conn {
 	opts = opts.withDefaults()
 	// The limit is enforced by Read, which closes with a session code;
 	// coder/websocket's own limit would close with 1009, which the peer
@@ -88,6 +90,8 @@ func newConn(ws *cws.Conn, raw net.Conn, opts Options) *conn {
 	c := &conn{
 		ws:       ws,
 		raw:      raw,
+		out:      out,
+		client:   client,
 		opts:     opts,
 		clk:      opts.Clock,
 		done:     make(chan struct{}),
@@ -381,9 +385,10 @@ func (c *conn) rearm(t *clock.Timer, d time.Duration) {
 	}
 }
 
-// listen marks the socket read from now on; readMu is held.
-func (c *conn) listen() {
-	c.lastRecv.Store(c.since())
+// listen marks the socket read from now (the clock's since); readMu is
+// held.
+func (c *conn) listen(now int64) {
+	c.lastRecv.Store(now)
 	c.reading.Store(true)
 }
 
@@ -407,22 +412,24 @@ func (c *conn) readFailed(err error) error {
 	return c.endedErr()
 }
 
-// nextMessage waits for the peer's next message and makes it c.msg. A text
-// message closes the session. readMu is held.
-func (c *conn) nextMessage() error {
+// nextMessage waits for the peer's next message and makes it c.msg, and
+// returns when it began (the clock's since). A text message closes the
+// session. readMu is held.
+func (c *conn) nextMessage() (int64, error) {
 	typ, r, err := c.ws.Reader(context.Background())
 	if err != nil {
-		return c.readFailed(err)
+		return 0, c.readFailed(err)
 	}
-	c.lastRecv.Store(c.since())
+	now := c.since()
+	c.lastRecv.Store(now)
 	if typ != cws.MessageBinary {
 		_ = c.Close(wire.CloseProtocolError, "text message: the WebSocket mapping carries binary messages only (§3.3)")
-		return c.endedErr()
+		return now, c.endedErr()
 	}
 	c.msg, c.msgSize = r, 0
-	c.msgBegan.Store(c.since())
+	c.msgBegan.Store(now)
 	c.msgOpen.Store(true)
-	return nil
+	return now, nil
 }
 
 // endMessage marks the message read whole; readMu is held.
@@ -437,11 +444,11 @@ func (c *conn) discardStopped() {
 	defer c.readerWG.Done()
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
-	c.listen()
+	c.listen(c.since())
 	defer c.reading.Store(false)
 	for c.endedErr() == nil {
 		if c.msg == nil {
-			if c.nextMessage() != nil {
+			if _, err := c.nextMessage(); err != nil {
 				return
 			}
 		}
@@ -477,7 +484,12 @@ func (s *sendStream) Write(p []byte) (int, error) {
 			return n, err
 		}
 		k := min(len(p), maxSendMessage)
-		if err := c.ws.Write(context.Background(), cws.MessageBinary, p[:k]); err != nil {
+		c.out.gather(k, c.client)
+		err := c.ws.Write(context.Background(), cws.MessageBinary, p[:k])
+		if gerr := c.out.gatherEnd(); err == nil {
+			err = gerr
+		}
+		if err != nil {
 			c.writeFailed(err)
 			return n, c.endedErr()
 		}
@@ -524,21 +536,26 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 	}
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
+	// The clock is read once on the way in and once after each wait on
+	// the socket, the last reading standing for when this Read left: a
+	// clock read costs about as much as a frame's decoding.
+	now := c.since()
 	if c.msg != nil {
 		// The time since the last Read left this message was not spent
 		// reading it (see messageDue); moved before reading is set, so
 		// the timer never counts the pause as reading.
-		c.msgBegan.Add(c.since() - c.pausedAt.Load())
+		c.msgBegan.Add(now - c.pausedAt.Load())
 	}
-	c.listen()
-	defer c.pause()
+	c.listen(now)
+	defer func() { c.pause(now) }()
 	limit := c.opts.MaxMessageSize
 	for {
 		if err := c.readErr(); err != nil {
 			return 0, err
 		}
 		if c.msg == nil {
-			if err := c.nextMessage(); err != nil {
+			var err error
+			if now, err = c.nextMessage(); err != nil {
 				return 0, err
 			}
 		}
@@ -555,7 +572,8 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 			return 0, c.endedErr()
 		}
 		if n > 0 {
-			c.lastRecv.Store(c.since())
+			now = c.since()
+			c.lastRecv.Store(now)
 		}
 		switch {
 		case err == io.EOF:
@@ -570,10 +588,11 @@ func (s *receiveStream) Read(p []byte) (int, error) {
 	}
 }
 
-// pause marks the socket no longer read; readMu is held.
-func (c *conn) pause() {
+// pause marks the socket no longer read from now (the clock's since);
+// readMu is held.
+func (c *conn) pause(now int64) {
 	if c.msg != nil {
-		c.pausedAt.Store(c.since())
+		c.pausedAt.Store(now)
 	}
 	c.reading.Store(false)
 }

@@ -431,7 +431,8 @@ func TestCloseGraceStartsOnceTheSocketIsTaken(t *testing.T) {
 	}
 	clk.Advance(DefaultCloseGrace)
 	c.readMu.Unlock()
-	answerClose(ws)
+	// readUntilClose answers the close frame as it reads it; a second
+	// reader (answerClose) would race it for the close frame.
 	if _, ce := readUntilClose(t, ws); ce.Code != cws.StatusNormalClosure || ce.Reason != transport.ShutdownReason {
 		t.Fatalf("the peer saw close %d %q, want 1000 %q", ce.Code, ce.Reason, transport.ShutdownReason)
 	}

@@ -45,10 +45,12 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
-			if err == nil {
-				tcp.set(c)
+			if err != nil {
+				return nil, err
 			}
-			return c, err
+			g := &gatherConn{Conn: c}
+			tcp.set(c, g)
+			return g, nil
 		},
 		TLSClientConfig:   opts.TLSConfig,
 		DisableKeepAlives: true,
@@ -67,29 +69,31 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		}
 		return nil, wire.Errorf(wire.HandshakeFailed, "the WebSocket upgrade at %s://%s%s failed: %s", u.Scheme, u.Host, u.Path, msg)
 	}
-	raw := tcp.get()
+	raw, out := tcp.get()
 	if raw == nil { // http.Transport dials through DialContext; never expected
 		_ = ws.CloseNow()
 		return nil, wire.Errorf(wire.HandshakeFailed, "the WebSocket upgrade at %s://%s%s came over no connection this dial made", u.Scheme, u.Host, u.Path)
 	}
-	return newConn(ws, raw, opts.Options), nil
+	return newConn(ws, raw, out, true, opts.Options), nil
 }
 
 // rawConn holds the TCP connection a dial made, so a closing session can
-// drop it after CloseGrace whatever the socket is blocked on.
+// drop it after CloseGrace whatever the socket is blocked on, and the
+// gathering connection over it that coder/websocket writes to.
 type rawConn struct {
-	mu sync.Mutex
-	c  net.Conn
+	mu  sync.Mutex
+	c   net.Conn
+	out *gatherConn
 }
 
-func (r *rawConn) set(c net.Conn) {
+func (r *rawConn) set(c net.Conn, out *gatherConn) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.c = c
+	r.c, r.out = c, out
 }
 
-func (r *rawConn) get() net.Conn {
+func (r *rawConn) get() (net.Conn, *gatherConn) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.c
+	return r.c, r.out
 }

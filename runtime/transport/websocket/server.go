@@ -3,9 +3,11 @@ package websocket
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -53,9 +55,10 @@ type Handler struct {
 	// Logger receives authorize failures; nil is slog.Default(). Query
 	// strings are never logged.
 	Logger *slog.Logger
-	// OnSession runs for each accepted session, on the request's
-	// goroutine. When it returns, a session still open is closed
-	// WT_NO_ERROR.
+	// OnSession runs for each accepted session, on a goroutine of its own
+	// (ServeHTTP returns once the session is decided). When it returns, a
+	// session still open is closed WT_NO_ERROR; a panic in it is logged
+	// at Error and closes the session, as net/http treats a handler's.
 	OnSession transport.SessionHandler
 	// Options tunes every session.
 	Options Options
@@ -82,12 +85,17 @@ func (h *Handler) theDoor() *transport.Door {
 	return h.door
 }
 
-// ServeHTTP upgrades the request, decides the peer and runs the session
-// until it has ended and its socket is closed. A refused peer is closed
-// WT_UNAUTHORIZED (WebSocket 4007) with the reason before anything else is
-// sent, so it never sees this side's frame 0; an Authorize that reached no
-// decision closes the session WT_NO_ERROR with the reason "authorize
-// failed" (§4).
+// ServeHTTP upgrades the request, decides the peer and hands the session
+// to a goroutine of its own, which runs it until it has ended and its
+// socket is closed. A refused peer is closed WT_UNAUTHORIZED (WebSocket
+// 4007) with the reason before anything else is sent, so it never sees
+// this side's frame 0; an Authorize that reached no decision closes the
+// session WT_NO_ERROR with the reason "authorize failed" (§4).
+//
+// Returning frees what net/http holds for the request while its handler
+// runs: the connection's state and, with the buffers the hijack swapped
+// (hijackRecorder), its 4 KiB read and write buffers, most of what an
+// idle session would otherwise hold beyond the engine's own.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.Path != "" && r.URL.Path != h.Path {
 		http.NotFound(w, r)
@@ -115,7 +123,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The request's context stays valid until ServeHTTP returns, even after
 	// the hijack (net/http, Hijacker).
 	data, authErr := door.Decide(r.Context(), req)
-	door.Serve(newConn(ws, hj.conn, h.Options), req, data, authErr)
+	c := newConn(ws, hj.conn, hj.out, false, h.Options)
+	go h.serve(door, c, req, data, authErr)
+}
+
+// serve runs a decided session to its end. A panic in OnSession is
+// recovered as net/http recovers a handler's, so one session's bug does not
+// end the process; the door has closed the session by then.
+func (h *Handler) serve(door *transport.Door, c *conn, req *transport.Request, data any, authErr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logger().Error("websocket: the session handler panicked", "path", req.Path, "remote", req.RemoteAddr,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	door.Serve(c, req, data, authErr)
+}
+
+func (h *Handler) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
 }
 
 // Shutdown stops accepting sessions (later requests get 503), closes every
@@ -128,16 +157,45 @@ func (h *Handler) Shutdown(ctx context.Context) error { return h.theDoor().Shutd
 // hijackRecorder keeps the TCP connection coder/websocket hijacks, so a
 // closing session can drop it after CloseGrace whatever the socket is
 // blocked on. (net/http clears the server's read and write deadlines on
-// hijack, so an http.Server's timeouts do not end the session.)
+// hijack, so an http.Server's timeouts do not end the session.) It hands
+// coder/websocket the connection with its messages gathered (gatherConn)
+// and smaller buffers than net/http's 4 KiB pair, which every idle session
+// would hold: a message's bytes past the read buffer are read straight
+// into the engine's buffer, and the write buffer holds only a frame
+// header, the message going to the gathered write.
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
+	out  *gatherConn
 }
+
+// The server's buffers under coder/websocket: the read buffer takes a
+// message's header with what follows it in one read, and the write buffer
+// a frame header.
+const (
+	serverReadBuffer  = 1 << 10
+	serverWriteBuffer = 256
+)
 
 func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return c, rw, err
+	}
 	h.conn = c
-	return c, rw, err
+	h.out = &gatherConn{Conn: c}
+	// Bytes the client sent after its upgrade request wait in net/http's
+	// reader, which is then kept.
+	r := rw.Reader
+	if r.Buffered() == 0 {
+		r = bufio.NewReaderSize(h.out, serverReadBuffer)
+	}
+	// net/http flushed the 101 response before the hijack; flushed again
+	// in case, before its buffer is dropped.
+	if err := rw.Writer.Flush(); err != nil {
+		return c, rw, err
+	}
+	return h.out, bufio.NewReadWriter(r, bufio.NewWriterSize(h.out, serverWriteBuffer)), nil
 }
 
 func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
