@@ -71,7 +71,7 @@ bench-targets:
 # 10 k broadcasts/s, ≥ 0.5 of raw nats.go saturated, ordinal claim ≤ 20 ms,
 # reconnect ≤ 250 ms), each beside raw nats.go in the same attempt, failing
 # when one is missed.
-BENCH_NATS = $(GO) run ./cmd/tio-bench -scenario nats-broadcast -sizes 100,1024 -duration 2s -runs 3 -check
+BENCH_NATS = $(GO) run ./cmd/tio-bench -scenario nats-broadcast -sizes 100,1024 -duration 2s -runs 3 -check -realtime
 bench-nats:
 	$(BENCH_NATS)
 
