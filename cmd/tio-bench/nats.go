@@ -77,7 +77,7 @@ func runNATSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
 	for _, size := range cfg.sizes {
 		pacedOurs, pacedRaw, err := inOrder(cfg, ours, raw, func(s side) (latency, error) { return natsPaced(ctx, cfg, size, s) })
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("paced, %d B: %w", size, err)
 		}
 		// Saturated, both sides use every core they get: at real-time
 		// priority they would starve the rest of the host for seconds.
@@ -86,7 +86,7 @@ func runNATSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
 		}
 		satOurs, satRaw, err := inOrder(cfg, ours, raw, func(s side) (float64, error) { return natsSaturated(ctx, cfg, size, s) })
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("saturated, %d B: %w", size, err)
 		}
 		if err := switchPriority(cfg, true); err != nil {
 			return nil, err
