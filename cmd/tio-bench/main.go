@@ -45,6 +45,7 @@ type config struct {
 	dgramRate     int           // datagrams/s of the paced datagram figures
 	pace          string        // how an emitting sender paces: paceWait or paceWindow
 	broadcastRate int           // broadcasts/s of the paced broadcast figures
+	realtime      bool          // nats-broadcast: latency figures at real-time priority
 	peer          peerConfig    // the peer scenarios' bounds and subjects
 }
 
@@ -157,6 +158,7 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile of the whole run, every allocation sampled, to this file (the allocation figures then include the profiler's own cost)")
+	fs.BoolVar(&cfg.realtime, "realtime", false, "nats-broadcast: measure the latency figures (host start, paced broadcasts, reconnect) with the whole process at real-time priority (SCHED_RR 1; root or CAP_SYS_NICE), ours and raw alike, the saturated ones at normal priority; without the privilege it says so and measures at normal priority")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs) or its bound (the median)")
 	attempts := fs.Int("attempts", 1, "with -check: measure again, up to this many times in all, while every miss is one the raw baseline shared in the same attempt (host noise); a miss of ours alone fails at once")
 	if err := fs.Parse(args); err != nil {
@@ -183,6 +185,15 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	picked, err := pick(*which)
 	if err != nil {
 		return err
+	}
+	if cfg.realtime {
+		if err := setRealtime(true); err != nil {
+			fmt.Fprintf(stderr, "tio-bench: -realtime: %v; measuring at normal priority, where other processes can push the tails past their bounds\n", err)
+			cfg.realtime = false
+		}
+		if err := setRealtime(false); err != nil {
+			return err
+		}
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

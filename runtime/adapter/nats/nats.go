@@ -239,6 +239,14 @@ func New(ctx context.Context, opts Options) (*Adapter, error) {
 			a.events.Call(adapter.Event{Kind: adapter.Disconnected, Err: err})
 		}),
 		natsgo.ReconnectHandler(func(*natsgo.Conn) {
+			// nats.go calls this before the restored subscriptions have
+			// reached the server; a round trip confirms them, so that a
+			// broadcast another host makes on hearing of it is not lost.
+			// Once connected again, a failed round trip means NATS is
+			// gone again, and a later reconnection reports it.
+			if err := a.flush(); err != nil && !a.nc.IsConnected() {
+				return
+			}
 			a.reconnects.Add(1)
 			a.events.Call(adapter.Event{Kind: adapter.Reconnected})
 		}),
@@ -286,7 +294,9 @@ func (a *Adapter) start(ctx context.Context) error {
 		_ = a.lease.release(context.Background())
 		return fmt.Errorf("nats: subscribing: %w", err)
 	}
+	a.mu.Lock() // the connection's handlers (suspectRooms) may already run
 	a.rooms[""] = &room{sub: sub, ready: closedChan, last: make(map[string]seen)}
+	a.mu.Unlock()
 	return nil
 }
 
