@@ -150,8 +150,7 @@ func remoteCloseInfo(sess *wt.Session) transport.CloseInfo {
 	// Once the session's context is done, OpenStream returns the session's
 	// close error without opening anything.
 	_, err := sess.OpenStream()
-	var se *wt.SessionError
-	if errors.As(err, &se) && se.Remote {
+	if se, ok := errors.AsType[*wt.SessionError](err); ok && se.Remote {
 		return transport.CloseInfo{
 			Code:   uint32(se.ErrorCode),
 			Reason: wire.CutReason(se.Message, wire.MaxCloseReason),
@@ -161,12 +160,20 @@ func remoteCloseInfo(sess *wt.Session) transport.CloseInfo {
 	return transport.CloseInfo{Lost: true}
 }
 
-// ended reports whether the session is over or this side began closing it.
-func (c *conn) ended() bool {
+// isDone reports whether Done is closed.
+func (c *conn) isDone() bool {
 	select {
 	case <-c.done:
 		return true
 	default:
+		return false
+	}
+}
+
+// ended reports whether the session is over or this side began closing it.
+func (c *conn) ended() bool {
+	if c.isDone() {
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -195,9 +202,7 @@ func (c *conn) OpenEmit(ctx context.Context) (transport.SendStream, error) {
 // without waiting first spares the waiting open's context and its entries in
 // webtransport-go's maps, which outlive the open, when credit is there.
 func atStreamLimit(err error) bool {
-	var wtLimit *wt.StreamLimitReachedError
-	var quicLimit *quic.StreamLimitReachedError
-	return errors.As(err, &wtLimit) || errors.As(err, &quicLimit)
+	return isA[*wt.StreamLimitReachedError](err) || isA[*quic.StreamLimitReachedError](err)
 }
 
 func (c *conn) AcceptEmit(ctx context.Context) (transport.ReceiveStream, error) {
