@@ -134,10 +134,12 @@ var jsonSeeds = []string{
 	`123`, `null`, `true`, ``, ` `,
 }
 
-// TestJSONReadersAgreeWithEncodingJSON: on the seeds, the spec vectors'
-// handshakes and deterministic mutations of them, the readers hand out
-// exactly the members, items, strings and errors encoding/json does.
-func TestJSONReadersAgreeWithEncodingJSON(t *testing.T) {
+// TestSpec4_1_JSONReadersAgreeWithEncodingJSON: the handshake (§4.1) and
+// the control payloads (§6.4–§6.6) are read as encoding/json reads them:
+// on the seeds, the spec vectors' handshakes and deterministic mutations
+// of them, the readers hand out exactly the members, items, strings and
+// errors encoding/json does.
+func TestSpec4_1_JSONReadersAgreeWithEncodingJSON(t *testing.T) {
 	seeds := slices.Clone(jsonSeeds)
 	v := loadVectors(t)
 	for _, h := range v.Handshakes {
