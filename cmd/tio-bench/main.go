@@ -75,6 +75,7 @@ var scenarios = []scenario{
 	{"wt-stream", "yields elements/s through the credit window vs a raw stream", runWTStream},
 	{"wt-datagram", "datagrams sent and received per second vs raw SendDatagram", runWTDatagram},
 	{"wt-idle", "memory and goroutines per idle session vs raw webtransport-go", runWTIdle},
+	{"wt-setup", "sequential session setup interleaved with raw webtransport-go in one process: cycle and CPU per session", runWTSetup},
 	{"ws-idle", "memory and goroutines per idle WebSocket session vs raw coder/websocket", runWSIdle},
 	{"ws-emit", "WebSocket mapping emit throughput vs plain coder/websocket", runWSEmit},
 	{"ws-broadcast", "room broadcast to many WebSocket sessions: deliveries/s, p99", runWSBroadcast},

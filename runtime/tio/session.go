@@ -188,9 +188,9 @@ func (s *session) start() {
 		go s.receiveDatagrams()
 		// Calls are the client's to make, but a client still answers a
 		// call the server opens (a CALL_ERROR), rather than leaving it.
-		// The watcher stays a goroutine of its own: AcceptCall on
-		// WebTransport returns with its context, which the watcher ends,
-		// and not always once Done fires.
+		// The acceptor is no watcher: AcceptCall on WebTransport returns
+		// with its context, which the watcher ends, and not always once
+		// Done fires.
 		s.wg.Add(1)
 		go s.acceptCalls()
 	}

@@ -24,6 +24,10 @@ func decodeObject(b []byte, field func(key string, raw []byte) error) error {
 	if !utf8.Valid(b) {
 		return errors.New("not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)")
 	}
+	if json.Valid(b) {
+		return walkObject(b, field)
+	}
+	// Invalid JSON: the decoder says where it breaks.
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -61,6 +65,91 @@ func decodeObject(b []byte, field func(key string, raw []byte) error) error {
 	return nil
 }
 
+// walkObject is decodeObject for b that json.Valid accepted: one JSON
+// value, so only its shape is left to check. It reads b in place, where
+// the decoder would copy every member (a handshake is decoded by each side
+// of every session, §4.1).
+func walkObject(b []byte, field func(key string, raw []byte) error) error {
+	i := skipSpace(b, 0)
+	if b[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	seen := make(map[string]bool, 4)
+	i = skipSpace(b, i+1)
+	for b[i] != '}' {
+		end := skipValue(b, i)
+		key, err := jsonString(b[i:end])
+		if err != nil {
+			return err // a valid object's keys are strings
+		}
+		if seen[key] {
+			return fmt.Errorf("field %s appears twice", quoteShort(key))
+		}
+		seen[key] = true
+		i = skipSpace(b, skipSpace(b, end)+1) // the colon
+		end = skipValue(b, i)
+		if err := field(key, b[i:end]); err != nil {
+			return err
+		}
+		if i = skipSpace(b, end); b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value that starts at
+// b[i], in input that json.Valid accepted.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	// A number or a literal runs to the next delimiter.
+	for i < len(b) && b[i] != ',' && b[i] != ']' && b[i] != '}' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string that starts at
+// b[i], in input that json.Valid accepted.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
 func syntaxReason(err error) string {
 	if errors.Is(err, io.EOF) {
 		return "unexpected end"
@@ -72,6 +161,9 @@ func jsonString(raw []byte) (string, error) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", fmt.Errorf("must be a string, not %s", quoteShort(string(raw)))
 	}
+	if plainString(raw) {
+		return string(raw[1 : len(raw)-1]), nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", fmt.Errorf("is not a valid string")
@@ -79,16 +171,38 @@ func jsonString(raw []byte) (string, error) {
 	return s, nil
 }
 
+// plainString reports whether raw is a JSON string that decodes to its own
+// bytes: no escape, no control character, valid UTF-8 (encoding/json would
+// replace invalid UTF-8).
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(inner)
+}
+
+// jsonArray splits a JSON array into its items, in place (they share raw's
+// bytes).
 func jsonArray(raw []byte) ([]json.RawMessage, error) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, fmt.Errorf("must be an array, not %s", quoteShort(string(raw)))
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	if !json.Valid(raw) {
 		return nil, fmt.Errorf("is not a valid array")
 	}
-	for i := range items {
-		items[i] = bytes.TrimSpace(items[i])
+	items := []json.RawMessage{}
+	for i := skipSpace(raw, 1); raw[i] != ']'; {
+		end := skipValue(raw, i)
+		items = append(items, raw[i:end])
+		if i = skipSpace(raw, end); raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
 	}
 	return items, nil
 }

@@ -55,8 +55,8 @@ func rawServer(b testing.TB, cert *devcert.Cert, sessions chan<- *wt.Session) st
 func rawDial(b testing.TB, url string, cert *devcert.Cert) *wt.Session {
 	b.Helper()
 	tr := &wt.Transport{TLSClientConfig: &tls.Config{
-		InsecureSkipVerify:    true,
-		VerifyPeerCertificate: verifyPinned([][32]byte{cert.SHA256}, clock.Real, new(pinRefusal)),
+		InsecureSkipVerify: true,
+		VerifyConnection:   verifyPinned([][32]byte{cert.SHA256}, clock.Real, new(pinRefusal)),
 	}}
 	_, sess, err := tr.Dial(context.Background(), url, nil)
 	if err != nil {

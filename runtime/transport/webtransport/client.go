@@ -98,7 +98,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	tlsConf := &tls.Config{ServerName: u.Hostname(), RootCAs: opts.RootCAs}
 	if len(opts.CertHashes) > 0 {
 		tlsConf.InsecureSkipVerify = true // replaced by the pin check below
-		tlsConf.VerifyPeerCertificate = verifyPinned(opts.CertHashes, clk, &refused)
+		tlsConf.VerifyConnection = verifyPinned(opts.CertHashes, clk, &refused)
 	}
 	idle := orDuration(opts.IdleTimeout, DefaultIdleTimeout)
 
@@ -227,8 +227,8 @@ func probeWellKnown(ctx context.Context, host string, tlsConf *tls.Config, timeo
 // does.
 func PinnedTLSConfig(pins [][32]byte, clk clock.Clock) *tls.Config {
 	return &tls.Config{
-		InsecureSkipVerify:    true, // replaced by the pin check
-		VerifyPeerCertificate: verifyPinned(pins, clock.Or(clk), new(pinRefusal)),
+		InsecureSkipVerify: true, // replaced by the pin check
+		VerifyConnection:   verifyPinned(pins, clock.Or(clk), new(pinRefusal)),
 	}
 }
 
@@ -240,35 +240,38 @@ type pinRefusal struct {
 	unpinned atomic.Pointer[[32]byte] // the SHA-256 that matched no pin
 }
 
-// verifyPinned accepts a leaf certificate whose SHA-256 is pinned and which
+// verifyPinned is the pin check as tls.Config.VerifyConnection, which runs
+// on every handshake (a resumed one too) with the certificates the
+// handshake already parsed: a dial parses the server's certificate once.
+func verifyPinned(pins [][32]byte, clk clock.Clock, refused *pinRefusal) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("webtransport: the server sent no certificate")
+		}
+		return checkPinned(pins, clk, refused, cs.PeerCertificates[0])
+	}
+}
+
+// checkPinned accepts a leaf certificate whose SHA-256 is pinned and which
 // a browser would accept pinned: valid now, for at most 14 days. It records
 // in refused an expired pinned certificate (WT_CERT_EXPIRED) and one that
 // matches no pin.
-func verifyPinned(pins [][32]byte, clk clock.Clock, refused *pinRefusal) func([][]byte, [][]*x509.Certificate) error {
-	return func(raw [][]byte, _ [][]*x509.Certificate) error {
-		if len(raw) == 0 {
-			return errors.New("webtransport: the server sent no certificate")
-		}
-		sum := sha256.Sum256(raw[0])
-		if !slices.Contains(pins, sum) {
-			refused.unpinned.Store(&sum)
-			return fmt.Errorf("webtransport: certificate SHA-256 %x matches no pinned hash", sum)
-		}
-		leaf, err := x509.ParseCertificate(raw[0])
-		if err != nil {
-			return fmt.Errorf("webtransport: pinned certificate: %w", err)
-		}
-		now := clk.Now()
-		if now.After(leaf.NotAfter) {
-			refused.expired.Store(true)
-			return fmt.Errorf("webtransport: pinned certificate expired at %v", leaf.NotAfter.UTC())
-		}
-		if now.Before(leaf.NotBefore) {
-			return fmt.Errorf("webtransport: pinned certificate is not valid before %v", leaf.NotBefore.UTC())
-		}
-		if leaf.NotAfter.Sub(leaf.NotBefore) > devcert.MaxValidity {
-			return errors.New("webtransport: a certificate pinned by hash must be valid at most 14 days, as browsers require")
-		}
-		return nil
+func checkPinned(pins [][32]byte, clk clock.Clock, refused *pinRefusal, leaf *x509.Certificate) error {
+	sum := sha256.Sum256(leaf.Raw)
+	if !slices.Contains(pins, sum) {
+		refused.unpinned.Store(&sum)
+		return fmt.Errorf("webtransport: certificate SHA-256 %x matches no pinned hash", sum)
 	}
+	now := clk.Now()
+	if now.After(leaf.NotAfter) {
+		refused.expired.Store(true)
+		return fmt.Errorf("webtransport: pinned certificate expired at %v", leaf.NotAfter.UTC())
+	}
+	if now.Before(leaf.NotBefore) {
+		return fmt.Errorf("webtransport: pinned certificate is not valid before %v", leaf.NotBefore.UTC())
+	}
+	if leaf.NotAfter.Sub(leaf.NotBefore) > devcert.MaxValidity {
+		return errors.New("webtransport: a certificate pinned by hash must be valid at most 14 days, as browsers require")
+	}
+	return nil
 }

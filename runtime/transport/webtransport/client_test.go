@@ -133,8 +133,15 @@ func TestSpec10_3_ProbeAnsweredWithout2xxIsHandshakeFailed(t *testing.T) {
 
 func TestPinnedCertificateOverFourteenDaysRefused(t *testing.T) {
 	h := startServer(t, Options{})
+	served := func(der []byte) tls.ConnectionState {
+		leaf, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf}}
+	}
 	verify := verifyPinned([][32]byte{h.cert.SHA256}, clock.Real, new(pinRefusal))
-	if err := verify([][]byte{h.cert.TLS.Certificate[0]}, nil); err != nil {
+	if err := verify(served(h.cert.TLS.Certificate[0])); err != nil {
 		t.Fatalf("a 10-day pinned certificate refused: %v", err)
 	}
 	twenty, err := devcertMintLong()
@@ -142,7 +149,7 @@ func TestPinnedCertificateOverFourteenDaysRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify = verifyPinned([][32]byte{twenty.sum}, clock.Real, new(pinRefusal))
-	if err := verify([][]byte{twenty.der}, nil); err == nil || !contains(err.Error(), "14 days") {
+	if err := verify(served(twenty.der)); err == nil || !contains(err.Error(), "14 days") {
 		t.Fatalf("a 20-day pinned certificate: %v", err)
 	}
 }

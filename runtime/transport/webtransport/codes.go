@@ -50,8 +50,7 @@ func (c *conn) streamError(err error) error {
 	if err == nil || err == io.EOF {
 		return err
 	}
-	var se *wt.StreamError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*wt.StreamError](err); ok {
 		if se.ErrorCode > 0xff {
 			return fmt.Errorf("%w: %d", errOutOfRangeReset, se.ErrorCode)
 		}
@@ -80,7 +79,7 @@ func (c *conn) sessionError(ctx context.Context, err error) error {
 // session's context ends; without the wait an engine would take the peer's
 // close for a fault of its own. The wait is bounded by the close grace.
 func (c *conn) closedError(cause error, ending bool) error {
-	if ending {
+	if ending && !c.isDone() {
 		t := time.NewTimer(c.grace)
 		select {
 		case <-c.done:
@@ -94,15 +93,15 @@ func (c *conn) closedError(cause error, ending bool) error {
 // endingError reports whether a stream error says that the session or its
 // QUIC connection ended (as opposed to a misuse of one stream).
 func endingError(err error) bool {
-	var (
-		sessErr  *wt.SessionError
-		h3Err    *http3.Error
-		appErr   *quic.ApplicationError
-		quicErr  *quic.TransportError
-		idleErr  *quic.IdleTimeoutError
-		resetErr *quic.StatelessResetError
-	)
-	return errors.As(err, &sessErr) || errors.As(err, &h3Err) || errors.As(err, &appErr) ||
-		errors.As(err, &quicErr) || errors.As(err, &idleErr) || errors.As(err, &resetErr) ||
+	return isA[*wt.SessionError](err) || isA[*http3.Error](err) || isA[*quic.ApplicationError](err) ||
+		isA[*quic.TransportError](err) || isA[*quic.IdleTimeoutError](err) || isA[*quic.StatelessResetError](err) ||
 		errors.Is(err, net.ErrClosed)
+}
+
+// isA reports whether err's tree holds an E. errors.AsType, unlike
+// errors.As, allocates no target: this runs for every blocked call a
+// session's end interrupts.
+func isA[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
 }

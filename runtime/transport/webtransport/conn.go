@@ -52,6 +52,9 @@ type conn struct {
 	closing      bool // a local close was started
 	info         transport.CloseInfo
 	stopFallback func() bool
+	// afterDone runs once done is closed (AfterDone); done is closed
+	// under mu, so a function is either in it or started at once.
+	afterDone []func()
 
 	done     chan struct{}
 	released chan struct{} // closed once end returned
@@ -93,7 +96,10 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 	return c
 }
 
-var _ transport.Conn = (*conn)(nil)
+var (
+	_ transport.Conn         = (*conn)(nil)
+	_ transport.DoneNotifier = (*conn)(nil)
+)
 
 func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
 
@@ -115,9 +121,31 @@ func (c *conn) settle() {
 		// answer it sends nothing more.
 		_ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	}
+	c.mu.Lock()
 	close(c.done)
+	after := c.afterDone
+	c.afterDone = nil
+	c.mu.Unlock()
+	for _, f := range after {
+		go f()
+	}
 	c.end(c)
 	close(c.released)
+}
+
+// AfterDone runs f in a goroutine of its own once the session ended: the
+// engine's close watcher, which then waits on no goroutine of its own
+// while the session is up.
+func (c *conn) AfterDone(f func()) {
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		go f()
+	default:
+		c.afterDone = append(c.afterDone, f)
+		c.mu.Unlock()
+	}
 }
 
 // remoteCloseInfo reads how a session that this side did not close ended:
@@ -126,8 +154,7 @@ func remoteCloseInfo(sess *wt.Session) transport.CloseInfo {
 	// Once the session's context is done, OpenStream returns the session's
 	// close error without opening anything.
 	_, err := sess.OpenStream()
-	var se *wt.SessionError
-	if errors.As(err, &se) && se.Remote {
+	if se, ok := errors.AsType[*wt.SessionError](err); ok && se.Remote {
 		return transport.CloseInfo{
 			Code:   uint32(se.ErrorCode),
 			Reason: wire.CutReason(se.Message, wire.MaxCloseReason),
@@ -137,12 +164,20 @@ func remoteCloseInfo(sess *wt.Session) transport.CloseInfo {
 	return transport.CloseInfo{Lost: true}
 }
 
-// ended reports whether the session is over or this side began closing it.
-func (c *conn) ended() bool {
+// isDone reports whether Done is closed.
+func (c *conn) isDone() bool {
 	select {
 	case <-c.done:
 		return true
 	default:
+		return false
+	}
+}
+
+// ended reports whether the session is over or this side began closing it.
+func (c *conn) ended() bool {
+	if c.isDone() {
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,11 +191,22 @@ func (c *conn) OpenEmit(ctx context.Context) (transport.SendStream, error) {
 	if c.ended() {
 		return nil, c.closedError(errClosing, true)
 	}
-	s, err := c.sess.OpenUniStreamSync(ctx)
+	s, err := c.sess.OpenUniStream()
+	if atStreamLimit(err) {
+		s, err = c.sess.OpenUniStreamSync(ctx)
+	}
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
 	return &sendStream{s: s, c: c}, nil
+}
+
+// atStreamLimit reports whether an open failed only because the peer's
+// stream limit is reached, for now: the open then waits for credit. Opening
+// without waiting first spares the waiting open's context and its entries in
+// webtransport-go's maps, which outlive the open, when credit is there.
+func atStreamLimit(err error) bool {
+	return isA[*wt.StreamLimitReachedError](err) || isA[*quic.StreamLimitReachedError](err)
 }
 
 func (c *conn) AcceptEmit(ctx context.Context) (transport.ReceiveStream, error) {
@@ -175,7 +221,10 @@ func (c *conn) OpenCall(ctx context.Context) (transport.Stream, error) {
 	if c.ended() {
 		return nil, c.closedError(errClosing, true)
 	}
-	s, err := c.sess.OpenStreamSync(ctx)
+	s, err := c.sess.OpenStream()
+	if atStreamLimit(err) {
+		s, err = c.sess.OpenStreamSync(ctx)
+	}
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}

@@ -335,6 +335,56 @@ func TestDoneUnblocksPendingCalls(t *testing.T) {
 	}
 }
 
+// A function registered with AfterDone runs after Done is closed, once,
+// on either side; one registered after the end runs at once. The engine's
+// close watcher relies on it instead of a goroutine per session.
+func TestAfterDoneRunsOnceTheSessionEnds(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	ran := make(chan string, 4)
+	for name, c := range map[string]transport.Conn{"client": client, "server": server} {
+		n, ok := c.(transport.DoneNotifier)
+		if !ok {
+			t.Fatalf("the %s conn offers no AfterDone", name)
+		}
+		n.AfterDone(func() {
+			select {
+			case <-c.Done():
+				ran <- name
+			default:
+				ran <- name + " before Done"
+			}
+		})
+	}
+	select {
+	case got := <-ran:
+		t.Fatalf("AfterDone's function ran before the session ended (%s)", got)
+	case <-time.After(20 * time.Millisecond):
+	}
+	_ = client.Close(wire.CloseNoError, "")
+	seen := map[string]bool{}
+	for range 2 {
+		select {
+		case got := <-ran:
+			seen[got] = true
+		case <-time.After(5 * time.Second):
+			t.Fatal("an AfterDone function did not run after the close")
+		}
+	}
+	if !seen["client"] || !seen["server"] {
+		t.Fatalf("ran %v, want client and server, each after Done", seen)
+	}
+	server.(transport.DoneNotifier).AfterDone(func() { ran <- "late" })
+	if got := <-ran; got != "late" {
+		t.Fatalf("ran %q, want the late registration", got)
+	}
+	select {
+	case got := <-ran:
+		t.Fatalf("a function ran twice (%s)", got)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
 func TestGoroutinesEndAfterClose(t *testing.T) {
 	leakcheck.Check(t, 10*time.Second)
 	func() {
@@ -457,5 +507,62 @@ func TestSpec10_1_QUICAdmitsCallsBeyondTheCap(t *testing.T) {
 	}
 	if got := <-accepted; got != n {
 		t.Fatalf("server accepted %d of %d open calls", got, n)
+	}
+}
+
+// An open beyond the peer's stream limit waits for credit instead of
+// failing, and goes through once an earlier call stream is done: the open
+// that does not wait is tried first, and only a refusal for the limit falls
+// back to waiting.
+func TestOpenCallAtTheStreamLimitWaitsForCredit(t *testing.T) {
+	h := startServer(t, Options{MaxCalls: 2}) // QUIC admits 5 bidirectional streams, the CONNECT stream one of them
+	client, server := h.pair()
+	ctx := ctx5s(t)
+	var open []transport.Stream
+	for i := range 4 {
+		s, err := client.OpenCall(ctx)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if _, err := s.Write([]byte{byte(i)}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		open = append(open, s)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		s, err := client.OpenCall(ctx)
+		if err == nil {
+			_, err = s.Write([]byte{4})
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		t.Fatalf("the fifth open returned (%v) before the server gave credit", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Calls done both ways give the credit back.
+	for _, s := range open {
+		_ = s.Close()
+	}
+	for range open {
+		in, err := server.AcceptCall(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, in)
+		_ = in.Close()
+	}
+	for _, s := range open {
+		readAll(t, s)
+	}
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("the fifth open: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the fifth open did not go through once a call was done")
 	}
 }

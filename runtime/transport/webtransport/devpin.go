@@ -98,7 +98,7 @@ func DevPin(ctx context.Context, sessionURL string, clk clock.Clock) ([32]byte, 
 		return pin, wire.Errorf(wire.HandshakeFailed, "%s served its development manifest without a certificate", host)
 	}
 	var refused pinRefusal
-	err = verifyPinned([][32]byte{pin}, clock.Or(clk), &refused)([][]byte{rsp.TLS.PeerCertificates[0].Raw}, nil)
+	err = checkPinned([][32]byte{pin}, clock.Or(clk), &refused, rsp.TLS.PeerCertificates[0])
 	switch {
 	case refused.expired.Load():
 		return pin, wire.Errorf(wire.CertExpired, "the development certificate of %s has expired: %w", host, err)

@@ -101,7 +101,9 @@ func (q *quicConns) done(qc *quic.Conn) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if c := q.open[qc]; c != nil {
-		c.deadline.Stop()
+		if c.deadline != nil {
+			c.deadline.Stop()
+		}
 		delete(q.open, qc)
 		if q.byAddr[c.addr]--; q.byAddr[c.addr] <= 0 {
 			delete(q.byAddr, c.addr)
@@ -109,14 +111,18 @@ func (q *quicConns) done(qc *quic.Conn) {
 	}
 }
 
-// requested marks the connection of r as having sent a whole request.
+// requested marks the connection of r as having sent a whole request, and
+// stops its deadline: a session's connection holds no timer while it lasts.
 func (q *quicConns) requested(r *http.Request) {
 	qc, _ := r.Context().Value(quicConnKey{}).(*quic.Conn)
 	q.mu.Lock()
-	c := q.open[qc]
-	q.mu.Unlock()
-	if c != nil {
+	defer q.mu.Unlock()
+	if c := q.open[qc]; c != nil {
 		c.requested.Store(true)
+		if c.deadline != nil {
+			c.deadline.Stop()
+			c.deadline = nil
+		}
 	}
 }
 
