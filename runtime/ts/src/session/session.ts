@@ -380,21 +380,16 @@ export class Session {
     const b = new Uint8Array(DatagramHeaderLen + payload.length);
     putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
     b.set(payload, DatagramHeaderLen);
+    // The ring holds what the transport (§9) or the WebSocket mapping's
+    // emit lane (§3.3) cannot take yet; either takes from it as it has room.
     this.#ring.push(b);
-    if (this.mapping === 'websocket') {
-      this.#wake();
-      return;
-    }
-    // sendDatagram never waits, so the ring drains at once; it holds what
-    // the WebSocket mapping's emit lane cannot take yet (§3.3).
-    const send = this.#conn.sendDatagram;
-    for (let d = this.#ring.pop(); d !== undefined; d = this.#ring.pop()) {
+    if (this.mapping === 'websocket') this.#wake();
+    else
       try {
-        send?.(d);
+        this.#conn.sendDatagram?.(this.#ring);
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
-    }
   }
 
   /**
