@@ -446,15 +446,12 @@ export class Session {
       }
     }
     const count = payload.length;
-    let start = 0;
-    while (start < count) {
-      let end = start + 1;
-      let size = HeaderLen + (payload[start] as Uint8Array).length;
-      while (end < count && size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt) {
+    for (let start = 0, end = 0; start < count; start = end) {
+      // Frames up to 64 KiB, at least one, into one buffer with every header.
+      let size = 0;
+      for (; end < count && (end === start || size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt); end++) {
         size += HeaderLen + (payload[end] as Uint8Array).length;
-        end++;
       }
-      // One buffer per write: every header of the batch is encoded into it.
       const buf = new Uint8Array(size);
       let off = 0;
       for (let j = start; j < end; j++) {
@@ -466,7 +463,6 @@ export class Session {
         payload[j] = undefined; // copied: the batch holds no payload it wrote
       }
       await st.write(buf);
-      start = end;
     }
   }
 
