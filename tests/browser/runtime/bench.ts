@@ -30,6 +30,14 @@ interface Figure {
   p99Ms?: number;
 }
 
+/** A datagram run's figure: how many were sent, how long sending took, and on the runtime's page what its §9 ring dropped. */
+interface DatagramFigure extends Figure {
+  sent: number;
+  sendMs: number;
+  overflow?: number;
+  stale?: number;
+}
+
 function figure(ops: number, ms: number, latencies?: number[]): Figure {
   const f: Figure = { ops, ms, perSecond: (ops * 1000) / ms };
   if (latencies && latencies.length > 0) {
@@ -220,7 +228,7 @@ const raw = {
   // as fast as the writer takes them; the figure is how many the server
   // echoed back per second (ops: how many came back; sendMs: how long the
   // sending took).
-  async datagrams(url: string, sha256: number[], n: number): Promise<Figure & { sent: number }> {
+  async datagrams(url: string, sha256: number[], n: number): Promise<DatagramFigure> {
     const s = await openRaw(url, sha256);
     const w = s.t.datagrams.writable.getWriter();
     const r = s.t.datagrams.readable.getReader();
@@ -316,7 +324,7 @@ const runtime = {
     return figure(got, ms);
   },
 
-  async datagrams(url: string, sha256: number[], n: number): Promise<Figure & { sent: number }> {
+  async datagrams(url: string, sha256: number[], n: number): Promise<DatagramFigure> {
     const c = await client(url, sha256);
     let received = 0;
     let last = 0;
