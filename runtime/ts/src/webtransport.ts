@@ -277,7 +277,7 @@ class WebTransportConn implements Conn {
     }
   };
 
-  readonly sendDatagram = (queue: DatagramQueue): void => {
+  sendDatagram(queue: DatagramQueue): void {
     const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
     // Newer browsers create a writable per sender; older ones have one.
     const w = (this.#datagramWriter ??= (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter());
@@ -290,7 +290,7 @@ class WebTransportConn implements Conn {
       this.#datagramsInFlight++;
       w.write(b).then(taken, taken);
     }
-  };
+  }
 
   readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
     if (this.#info !== null) return null;
