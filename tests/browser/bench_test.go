@@ -39,6 +39,16 @@ func TestBenchBrowser(t *testing.T) {
 		{"count 20,000 through the credit window, elements/s", "stream", []any{20000}},
 		{"move datagrams echoed, received/s", "datagrams", []any{5000}},
 	}
+	// TIO_BENCH_ONLY=<kind> (emit, calls, stream, datagrams) measures that kind alone.
+	if only := os.Getenv("TIO_BENCH_ONLY"); only != "" {
+		var kept []measure
+		for _, m := range measures {
+			if m.kind == only {
+				kept = append(kept, m)
+			}
+		}
+		measures = kept
+	}
 	var scenarios []scenario
 	for run := range benchRuns {
 		for _, m := range measures {
@@ -56,12 +66,14 @@ func TestBenchBrowser(t *testing.T) {
 	out := runIn(t, chromium, page, scenarios, 15*time.Minute)
 
 	type fig struct {
+		Ops       float64  `json:"ops"`
 		PerSecond float64  `json:"perSecond"`
 		P99Ms     *float64 `json:"p99Ms"`
 		Sent      *int     `json:"sent"`
 	}
 	rates := map[string]map[string][]float64{}
 	p99s := map[string]map[string][]float64{}
+	received := map[string][]float64{} // datagrams echoed, of those sent, by page
 	for i, s := range scenarios {
 		var f fig
 		if err := json.Unmarshal(out.Results[i], &f); err != nil {
@@ -76,6 +88,9 @@ func TestBenchBrowser(t *testing.T) {
 		if f.P99Ms != nil {
 			p99s[label][impl] = append(p99s[label][impl], *f.P99Ms)
 		}
+		if f.Sent != nil {
+			received[impl] = append(received[impl], f.Ops)
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s; median of %d paired runs (min–max)\n\n", out.UserAgent, benchRuns)
@@ -85,6 +100,10 @@ func TestBenchBrowser(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %.0f (%s) | %.0f (%s) | %.2f |\n", m.label, raw, spread(rates[m.label]["raw"]), rt, spread(rates[m.label]["runtime"]), rt/raw)
 		if p := p99s[m.label]; len(p["raw"]) > 0 {
 			fmt.Fprintf(&b, "| echo call p99, ms (lower is better) | %.2f | %.2f | %.2f |\n", median(p["raw"]), median(p["runtime"]), median(p["runtime"])/median(p["raw"]))
+		}
+		if m.kind == "datagrams" {
+			fmt.Fprintf(&b, "| move datagrams echoed, of %d sent | %.0f (%s) | %.0f (%s) | %.2f |\n", m.args[0], median(received["raw"]), spread(received["raw"]),
+				median(received["runtime"]), spread(received["runtime"]), median(received["runtime"])/median(received["raw"]))
 		}
 	}
 	t.Log("\n" + b.String())

@@ -60,5 +60,5 @@ export {
   webSocketCloseCode,
 } from './codes.js';
 export type { CodeName, KnownCode, LocalCodeName, MessageCodeName, ResetCodeName, SessionCodeName } from './codes.js';
-export type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Mapping, Opened, ReceiveStream, SendStream } from './transport.js';
+export type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Mapping, Opened, ReceiveStream, SendStream } from './transport.js';
 export type { Lane } from './wire/handshake.js';

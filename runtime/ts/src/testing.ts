@@ -406,10 +406,12 @@ export class MemoryPair {
       closed: side === 'client' ? this.closedClient : this.closedServer,
     };
     if (this.mapping === 'webtransport') {
-      conn.sendDatagram = (d: Uint8Array) => {
-        if (this.info !== undefined) return;
-        if (side === 'client') this.clientDatagrams.push(d);
-        if (!this.dropDatagrams) this.datagramInbox[peer].put(d);
+      // Room for every datagram: the ring drains at once.
+      conn.sendDatagram = (queue) => {
+        for (let d; this.info === undefined && (d = queue.pop()) !== undefined; ) {
+          if (side === 'client') this.clientDatagrams.push(d);
+          if (!this.dropDatagrams) this.datagramInbox[peer].put(d);
+        }
       };
       conn.receiveDatagram = () => this.datagramInbox[side].take();
       // Either side may open a call stream (§3.2); the other accepts it.
@@ -548,7 +550,7 @@ export class ScriptedServer {
 
   /** Sends a datagram as given: over WebTransport as a datagram, on the WebSocket mapping as a DATAGRAM frame (§3.3). */
   async sendDatagram(b: Uint8Array): Promise<void> {
-    if (this.conn.sendDatagram !== undefined) this.conn.sendDatagram(b);
+    if (this.conn.sendDatagram !== undefined) this.conn.sendDatagram([b]);
     else await this.sendFrame(FrameDatagram, CodecJson, 0, b);
   }
 

@@ -50,6 +50,12 @@ export interface ReceiveStream {
 /** A bidirectional call stream (§3.2). */
 export interface CallStream extends SendStream, ReceiveStream {}
 
+/** Where a transport takes the datagrams it sends from: the engine's §9 ring. */
+export interface DatagramQueue {
+  /** The next datagram to send, undefined when none is queued. */
+  pop(): Uint8Array | undefined;
+}
+
 /** One established session as a connector carries it. */
 export interface Conn {
   readonly mapping: Mapping;
@@ -65,10 +71,13 @@ export interface Conn {
    */
   readonly acceptCall?: () => Promise<CallStream | null>;
   /**
-   * Sends one datagram as given (§7); never waits for the peer. Absent on a
-   * mapping without datagrams (§3.3).
+   * Sends datagrams as given (§7), popping each from queue (the §9 send
+   * ring: undefined when empty) while the transport has room, and again
+   * whenever room frees; never waits for the peer. What the transport
+   * cannot take yet stays in the ring, which drops the oldest and the stale
+   * and counts them (§9). Absent on a mapping without datagrams (§3.3).
    */
-  readonly sendDatagram?: (datagram: Uint8Array) => void;
+  readonly sendDatagram?: (queue: DatagramQueue) => void;
   /** The next datagram received, or null once the session ended. Absent where sendDatagram is. */
   readonly receiveDatagram?: () => Promise<Uint8Array | null>;
   /** The transport's current maximum datagram size, or 0 when it reports none (§7.4: the engine then assumes 1024). */

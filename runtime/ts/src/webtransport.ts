@@ -7,7 +7,7 @@
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
 import { abandoned, closeError, closedBy, describeError, describeUrl, openWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
-import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
+import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
 
 /**
@@ -28,11 +28,11 @@ export const WellKnownPath = '/.well-known/transport-io';
  */
 export const CloseWaitMs = 1000;
 /**
- * Datagrams handed to the browser and not yet taken: a sender never waits
- * for the peer (§7), so past this many the newest is not sent. The engine's
- * own ring (§9, 64 frames) is the bound that drops and counts.
+ * Datagrams handed to the browser and not yet taken. The rest wait in the
+ * engine's ring (§9: 64 frames, the oldest and the stale dropped and
+ * counted), so what is sent is the newest the browser can take.
  */
-const maxDatagramsInFlight = 64;
+const maxDatagramsInFlight = 16;
 
 export interface WebTransportOptions {
   /**
@@ -179,10 +179,10 @@ class WebTransportConn implements Conn {
   readonly #clock: Clock;
   #info: CloseInfo | null = null;
   #resolveClosed!: (info: CloseInfo) => void;
-  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #datagramsInFlight = 0;
-  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | null = null;
+  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | undefined;
 
   constructor(t: WebTransport, clock: Clock) {
     this.#t = t;
@@ -277,19 +277,20 @@ class WebTransportConn implements Conn {
     }
   };
 
-  readonly sendDatagram = (datagram: Uint8Array): void => {
-    if (this.#info !== null || this.#datagramsInFlight >= maxDatagramsInFlight) return;
-    if (this.#datagramWriter === null) {
-      const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
-      // Newer browsers create a writable per sender; older ones have one.
-      this.#datagramWriter = (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter();
-    }
-    this.#datagramsInFlight++;
+  sendDatagram(queue: DatagramQueue): void {
+    const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
+    // Newer browsers create a writable per sender; older ones have one.
+    const w = (this.#datagramWriter ??= (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter());
+    // A write done is room for the next: the oldest the ring still holds fresh (§9).
     const taken = (): void => {
       this.#datagramsInFlight--;
+      this.sendDatagram(queue);
     };
-    this.#datagramWriter.write(datagram).then(taken, taken);
-  };
+    for (let b; this.#info === null && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()) !== undefined; ) {
+      this.#datagramsInFlight++;
+      w.write(b).then(taken, taken);
+    }
+  }
 
   readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
     if (this.#info !== null) return null;

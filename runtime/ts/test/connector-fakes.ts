@@ -157,6 +157,9 @@ export class SinkStream {
   readonly chunks: Uint8Array[] = [];
   aborted: unknown = 'not aborted';
   closedCleanly = false;
+  /** While true, a write is taken only once release() is called for it, as a busy browser's. */
+  holding = false;
+  readonly held: Array<() => void> = [];
   private ctrl!: WritableStreamDefaultController;
 
   constructor() {
@@ -166,6 +169,7 @@ export class SinkStream {
       },
       write: (chunk) => {
         this.chunks.push(chunk);
+        if (this.holding) return new Promise<void>((release) => this.held.push(release));
       },
       close: () => {
         this.closedCleanly = true;

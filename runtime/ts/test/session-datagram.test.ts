@@ -92,8 +92,8 @@ test('§7.2 §7.5 short, malformed, early and unknown datagrams are dropped and 
     // Before the server's handshake: discarded silently (§7.5). A probe
     // may overtake the handshake too (the Go server sends one as soon as it
     // accepted the client's): it carries no event, so it is no early datagram.
-    pair.server.sendDatagram?.(new Uint8Array(1));
-    pair.server.sendDatagram?.(s.datagram('cursor', 7, 1, 'early'));
+    pair.server.sendDatagram?.([new Uint8Array(1)]);
+    pair.server.sendDatagram?.([s.datagram('cursor', 7, 1, 'early')]);
     await new Promise((r) => setTimeout(r, 0));
     await s.establish();
   } });
@@ -224,4 +224,21 @@ test('§7.3 the gate holds a bounded number of pairs, evicting the least recentl
   assert.ok(big.accept(0xffffffff, 1, 2));
   assert.ok(big.accept(0xfffffffe, 1, 1));
   assert.ok(!big.accept(0xffffffff, 1, 2));
+});
+
+test('§9 on WebTransport the ring holds what the transport has no room for: the oldest dropped and counted, the stale at dequeue, the rest sent as room frees', async () => {
+  const h = await connected();
+  // A transport with no room: it keeps the queue and takes nothing yet.
+  let queue: { pop(): Uint8Array | undefined } | undefined;
+  const conn = h.pair.client as { sendDatagram?: (q: { pop(): Uint8Array | undefined }) => void };
+  conn.sendDatagram = (q) => (queue = q);
+  for (let i = 0; i < 100; i++) h.client.emit('cursor', i);
+  assert.equal(h.client.stats().overflowDropped, 100 - 64, 'past 64 the oldest is dropped, counted');
+  const seqs: number[] = [];
+  for (let d = queue!.pop(); d !== undefined; d = queue!.pop()) seqs.push(parseDatagram(d)!.seq);
+  assert.deepEqual(seqs, Array.from({ length: 64 }, (_, i) => 37 + i), 'the newest 64, oldest first');
+  h.client.emit('cursor', 'late');
+  h.clock.advance(151);
+  assert.equal(queue!.pop(), undefined, 'stale at dequeue');
+  assert.equal(h.client.stats().staleDropped, 1);
 });

@@ -41,6 +41,21 @@ test('§9 emits queued in one turn are coalesced into one write, headers encoded
   for (let i = 0; i < 100; i++) assert.equal(payloadValue((await h.server1.nextFrame())!), i);
 });
 
+test('§9 a batch over 64 KiB is written in writes of whole frames of up to 64 KiB each, a larger frame alone, in order', async () => {
+  const h = await connected();
+  const before = h.pair.clientEmit?.writes ?? 0;
+  const sizes = [30_000, 30_000, 30_000, 30_000, 70_000, 1];
+  sizes.forEach((n, i) => h.client.emit('blob', new Uint8Array(n).fill(i)));
+  await settle();
+  // 2 × 30,012 B fit in 65,536; a third does not. The 70,012 B frame exceeds it alone.
+  assert.equal((h.pair.clientEmit?.writes ?? 0) - before, 4, 'writes: 2 frames, 2 frames, the large one, the last');
+  for (const [i, n] of sizes.entries()) {
+    const f = await h.server1.nextFrame();
+    assert.equal(f?.payload.length, n);
+    assert.equal(f?.payload[0], i);
+  }
+});
+
 test('§9 an emit queue over 256 frames closes the session WT_PEER_TOO_SLOW (1003); the emit lane never drops', async () => {
   // A window of 0: every write waits for the server, which never reads.
   const h = await connected({ pair: { window: 0 }, serve: (s) => s.sendHandshake() });

@@ -82,9 +82,11 @@ test('MemoryPair: a lost connection ends both sides with no code; dropped datagr
   const p = new MemoryPair({ maxDatagramSize: 1200 });
   assert.equal(p.client.maxDatagramSize(), 1200);
   p.dropDatagrams = true;
-  p.client.sendDatagram!(new Uint8Array([1]));
+  const queued = [new Uint8Array([1])];
+  p.client.sendDatagram!(queued);
   p.dropDatagrams = false;
-  p.client.sendDatagram!(new Uint8Array([2]));
+  queued.push(new Uint8Array([2]));
+  p.client.sendDatagram!(queued);
   assert.deepEqual([...((await p.server.receiveDatagram!()) as Uint8Array)], [2]);
   p.loseConnection();
   await settle();

@@ -298,8 +298,8 @@ test('§8 reset and stop carry the §10.1 code to the browser', async (t) => {
 test('§7 datagrams: sent as given without waiting, received until the session ends, the path’s size reported', async (t) => {
   const { conn, wt } = await open(t);
   assert.equal(conn.maxDatagramSize(), 1215);
-  conn.sendDatagram!(new Uint8Array([1, 2, 3]));
-  conn.sendDatagram!(new Uint8Array([4]));
+  const queued = [new Uint8Array([1, 2, 3]), new Uint8Array([4])];
+  conn.sendDatagram!({ pop: () => queued.shift() });
   await settle();
   assert.deepEqual(wt.datagramsOut.chunks, [new Uint8Array([1, 2, 3]), new Uint8Array([4])]);
   wt.datagramsIn.push(new Uint8Array([9]));
@@ -307,6 +307,27 @@ test('§7 datagrams: sent as given without waiting, received until the session e
   const next = conn.receiveDatagram!();
   wt.datagramsIn.fail(new TypeError('session closed'));
   assert.equal(await next, null);
+});
+
+test('§9 datagrams the browser has no room for stay in the ring: 16 in flight, the next taken as each write completes', async (t) => {
+  const { conn, wt } = await open(t);
+  wt.datagramsOut.holding = true;
+  const ring = Array.from({ length: 20 }, (_, i) => new Uint8Array([i]));
+  const next = { pop: () => ring.shift() };
+  conn.sendDatagram!(next);
+  await settle();
+  assert.equal(wt.datagramsOut.chunks.length, 1, 'the sink has the first; 15 wait in the writable');
+  assert.equal(ring.length, 4, '16 handed over, 4 left in the ring');
+  conn.sendDatagram!(next); // another send while the browser is busy takes nothing more
+  assert.equal(ring.length, 4);
+  wt.datagramsOut.holding = false;
+  for (const release of wt.datagramsOut.held.splice(0)) release();
+  await settle();
+  assert.equal(ring.length, 0, 'every completed write took the next from the ring');
+  assert.deepEqual(
+    wt.datagramsOut.chunks.map((c) => c[0]),
+    Array.from({ length: 20 }, (_, i) => i),
+  );
 });
 
 test('§10.1 a write failing with no code (Chromium) takes the code the call stream’s readable reports', async (t) => {

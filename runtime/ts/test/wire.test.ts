@@ -348,3 +348,13 @@ test('§5.3 utf8Encode gives TextEncoder\'s bytes for short ASCII, non-ASCII and
   const cases = ['', 'a', '\u0000\u007f', 'x'.repeat(63), 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(1024), '\u0080', 'é', '€', 'x'.repeat(63) + '😀', '😀' + 'x'.repeat(62), 'a\ud800b', '\udc00', '{"text":"' + 'x'.repeat(53) + '"}'];
   for (const s of cases) assert.deepEqual(utf8Encode(s), enc.encode(s), JSON.stringify(s));
 });
+
+test('§5.3 utf8Encode through its scratch: up to 4096 UTF-16 units (3 bytes each at most), longer by encode(); each result its own copy', () => {
+  const enc = new TextEncoder();
+  const cases = ['€'.repeat(4096), '€'.repeat(4097), 'x'.repeat(4095) + '😀', '😀'.repeat(2048), 'x'.repeat(5000), 'a\ud800'.repeat(2048)];
+  for (const s of cases) assert.deepEqual(utf8Encode(s), enc.encode(s), `${s.length} units`);
+  const first = utf8Encode('first');
+  const second = utf8Encode('other');
+  assert.deepEqual(first, enc.encode('first'), 'a later encode leaves an earlier result as it was');
+  assert.notEqual(first.buffer, second.buffer);
+});

@@ -30,6 +30,14 @@ interface Figure {
   p99Ms?: number;
 }
 
+/** A datagram run's figure: how many were sent, how long sending took, and on the runtime's page what its §9 ring dropped. */
+interface DatagramFigure extends Figure {
+  sent: number;
+  sendMs: number;
+  overflow?: number;
+  stale?: number;
+}
+
 function figure(ops: number, ms: number, latencies?: number[]): Figure {
   const f: Figure = { ops, ms, perSecond: (ops * 1000) / ms };
   if (latencies && latencies.length > 0) {
@@ -218,8 +226,9 @@ const raw = {
 
   // n move datagrams (§7.1 header: codec, event id, origin, sequence) sent
   // as fast as the writer takes them; the figure is how many the server
-  // echoed back per second.
-  async datagrams(url: string, sha256: number[], n: number): Promise<Figure & { sent: number }> {
+  // echoed back per second (ops: how many came back; sendMs: how long the
+  // sending took).
+  async datagrams(url: string, sha256: number[], n: number): Promise<DatagramFigure> {
     const s = await openRaw(url, sha256);
     const w = s.t.datagrams.writable.getWriter();
     const r = s.t.datagrams.readable.getReader();
@@ -249,10 +258,11 @@ const raw = {
       await w.ready;
       quiet(w.write(d));
     }
+    const sendMs = performance.now() - started;
     await new Promise((res) => setTimeout(res, 500));
     s.t.close({ closeCode: 0, reason: 'bench done' });
     void reading;
-    return { ...figure(received, Math.max(1, last - started)), sent: n };
+    return { ...figure(received, Math.max(1, last - started)), sent: n, sendMs };
   },
 };
 
@@ -314,7 +324,7 @@ const runtime = {
     return figure(got, ms);
   },
 
-  async datagrams(url: string, sha256: number[], n: number): Promise<Figure & { sent: number }> {
+  async datagrams(url: string, sha256: number[], n: number): Promise<DatagramFigure> {
     const c = await client(url, sha256);
     let received = 0;
     let last = 0;
@@ -324,14 +334,18 @@ const runtime = {
     });
     const started = performance.now();
     // The runtime's emit never waits for the transport; yield to the event
-    // loop now and then, as the raw page's awaited writer does.
+    // loop now and then, as the raw page's awaited writer does. What the
+    // browser cannot take yet waits in the §9 ring, which drops the oldest
+    // and the stale and counts them (overflow, stale in the result).
     for (let i = 1; i <= n; i++) {
       c.emit('move', { x: 1.5, y: -2 });
       if (i % 64 === 0) await new Promise((r) => setTimeout(r, 0));
     }
+    const sendMs = performance.now() - started;
     await new Promise((res) => setTimeout(res, 500));
+    const st = c.stats();
     c.close();
-    return { ...figure(received, Math.max(1, last - started)), sent: n };
+    return { ...figure(received, Math.max(1, last - started)), sent: n, overflow: st.overflowDropped, stale: st.staleDropped, sendMs };
   },
 };
 

@@ -380,21 +380,16 @@ export class Session {
     const b = new Uint8Array(DatagramHeaderLen + payload.length);
     putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
     b.set(payload, DatagramHeaderLen);
+    // The ring holds what the transport (§9) or the WebSocket mapping's
+    // emit lane (§3.3) cannot take yet; either takes from it as it has room.
     this.#ring.push(b);
-    if (this.mapping === 'websocket') {
-      this.#wake();
-      return;
-    }
-    // sendDatagram never waits, so the ring drains at once; it holds what
-    // the WebSocket mapping's emit lane cannot take yet (§3.3).
-    const send = this.#conn.sendDatagram;
-    for (let d = this.#ring.pop(); d !== undefined; d = this.#ring.pop()) {
+    if (this.mapping === 'websocket') this.#wake();
+    else
       try {
-        send?.(d);
+        this.#conn.sendDatagram?.(this.#ring);
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
-    }
   }
 
   /**
@@ -451,15 +446,12 @@ export class Session {
       }
     }
     const count = payload.length;
-    let start = 0;
-    while (start < count) {
-      let end = start + 1;
-      let size = HeaderLen + (payload[start] as Uint8Array).length;
-      while (end < count && size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt) {
+    for (let start = 0, end = 0; start < count; start = end) {
+      // Frames up to 64 KiB, at least one, into one buffer with every header.
+      let size = 0;
+      for (; end < count && (end === start || size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt); end++) {
         size += HeaderLen + (payload[end] as Uint8Array).length;
-        end++;
       }
-      // One buffer per write: every header of the batch is encoded into it.
       const buf = new Uint8Array(size);
       let off = 0;
       for (let j = start; j < end; j++) {
@@ -471,7 +463,6 @@ export class Session {
         payload[j] = undefined; // copied: the batch holds no payload it wrote
       }
       await st.write(buf);
-      start = end;
     }
   }
 

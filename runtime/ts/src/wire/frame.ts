@@ -77,19 +77,14 @@ function hex2(n: number): string {
 
 /** The largest payload a frame of type t may carry (§5.1): 16 MiB on the call frames, 1 MiB otherwise. */
 export function maxPayloadOf(t: number): number {
-  return t === FrameCallRequest || t === FrameCallResponse || t === FrameCallError ? MaxCallPayload : MaxPayload;
+  // The call frames are 0x03–0x05 (§5.2).
+  return t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
 }
 
-// Control frames always carry codec 0x01 (§5.3).
+// Control frames always carry codec 0x01 (§5.3): of the known types
+// (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
 function isControl(t: number): boolean {
-  return (
-    t === FrameHandshake ||
-    t === FrameJoin ||
-    t === FrameLeave ||
-    t === FrameCallError ||
-    t === FrameCallCredit ||
-    t === FrameDatagram
-  );
+  return t === FrameHandshake || t >= FrameCallError;
 }
 
 // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
@@ -138,13 +133,15 @@ export function checkFrame(t: number, c: number, eventId: number, payloadLen: nu
   if (err !== undefined) throw err;
 }
 
-/** Writes the 12-byte header of a frame carrying payloadLen bytes at b[off]. It does not validate; checkFrame does. */
+/**
+ * Writes the 12-byte header of a frame carrying payloadLen bytes at b[off],
+ * leaving the two reserved bytes as they are: b is a new buffer, so they are
+ * zero (§5.1). It does not validate; checkFrame does.
+ */
 export function putHeader(b: Uint8Array, off: number, t: number, c: number, eventId: number, payloadLen: number): void {
   putU32(b, off, 8 + payloadLen);
   b[off + 4] = t;
   b[off + 5] = c;
-  b[off + 6] = 0;
-  b[off + 7] = 0;
   putU32(b, off + 8, eventId);
 }
 
@@ -170,7 +167,7 @@ export function putU32(b: Uint8Array, off: number, v: number): void {
 }
 
 export function getU32(b: Uint8Array, off: number): number {
-  return ((b[off] as number) * 0x1000000 + (((b[off + 1] as number) << 16) | ((b[off + 2] as number) << 8) | (b[off + 3] as number))) >>> 0;
+  return (((b[off] as number) << 24) | ((b[off + 1] as number) << 16) | ((b[off + 2] as number) << 8) | (b[off + 3] as number)) >>> 0;
 }
 
 /**
