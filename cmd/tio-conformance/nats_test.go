@@ -2,47 +2,28 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
+	"github.com/transport-io/tiogen/internal/syncbuf"
 	"github.com/transport-io/tiogen/runtime/adapter/nats/natstest"
 	"github.com/transport-io/tiogen/runtime/endpoint"
 	"github.com/transport-io/tiogen/runtime/tio"
 	"github.com/transport-io/tiogen/runtime/transport/webtransport"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's and the test's use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // host runs the command with args until the test ends and returns its
 // readiness line and stderr.
-func host(t *testing.T, args ...string) (conformance.Ready, *syncBuffer) {
+func host(t *testing.T, args ...string) (conformance.Ready, *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	exit := make(chan int, 1)
 	go func() {
 		exit <- run(ctx, args, pw, stderr)

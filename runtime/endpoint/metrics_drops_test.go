@@ -24,6 +24,30 @@ import (
 // (metrics.Serve, internal/scrape). Their deadlines run on a fake clock
 // given to the server (tio.Options.Clock).
 
+// greetAndAwaitProbe writes contract's handshake on emit and returns once
+// receive brings the server's first §7.2 probe: its sign that it accepted
+// the handshake (a server of this module sends one then).
+func greetAndAwaitProbe(t *testing.T, ctx context.Context, emit io.Writer, receive func(context.Context) ([]byte, error), contract *tio.Contract) {
+	t.Helper()
+	hs, err := wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0,
+		wire.AppendHandshake(nil, wire.Handshake{V: wire.ProtocolVersion, Feat: []string{}, Events: contract.Table()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emit.Write(hs); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		d, err := receive(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the server's first probe: %v", err)
+		}
+		if len(d) < wire.DatagramHeaderLen {
+			return
+		}
+	}
+}
+
 // dialRawWT opens a WebTransport session to url that writes runtime/wire
 // bytes itself (the engine's transport, without the engine), sends the
 // handshake of contract and returns once the server accepted it: its first
@@ -45,27 +69,12 @@ func dialRawWT(t *testing.T, url string, contract *tio.Contract) transport.Conn 
 			_, _ = io.Copy(io.Discard, rs)
 		}
 	}()
-	hs, err := wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0,
-		wire.AppendHandshake(nil, wire.Handshake{V: wire.ProtocolVersion, Feat: []string{}, Events: contract.Table()}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	emit, err := c.OpenEmit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := emit.Write(hs); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		d, err := c.ReceiveDatagram(ctx)
-		if err != nil {
-			t.Fatalf("waiting for the server's first probe: %v", err)
-		}
-		if len(d) < wire.DatagramHeaderLen {
-			return c
-		}
-	}
+	greetAndAwaitProbe(t, ctx, emit, c.ReceiveDatagram, contract)
+	return c
 }
 
 // §6.2, §10.1: a call request that does not arrive whole within

@@ -99,27 +99,12 @@ func dialQUICPeer(t *testing.T, l *Listener, contract *tio.Contract) *quicPeer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sess.CloseWithError(0, "") })
-	hs, err := wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0,
-		wire.AppendHandshake(nil, wire.Handshake{V: wire.ProtocolVersion, Feat: []string{}, Events: contract.Table()}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	emit, err := sess.OpenUniStreamSync(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := emit.Write(hs); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		d, err := sess.ReceiveDatagram(ctx)
-		if err != nil {
-			t.Fatalf("waiting for the server's first probe: %v", err)
-		}
-		if len(d) < wire.DatagramHeaderLen {
-			return &quicPeer{qconn: qconn, sess: sess}
-		}
-	}
+	greetAndAwaitProbe(t, ctx, emit, sess.ReceiveDatagram, contract)
+	return &quicPeer{qconn: qconn, sess: sess}
 }
 
 // openRawCall opens a bidirectional stream of the session on QUIC: the

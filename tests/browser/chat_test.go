@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/transport-io/tiogen/internal/syncbuf"
 )
 
 // The chat example's web client against its server, as a user runs them:
@@ -66,7 +68,7 @@ func TestSpec2_Spec3_3_Spec7_6_ChatExampleInBrowsers(t *testing.T) {
 	defer cancel()
 	node := exec.CommandContext(ctx, "node", "chat.mjs", pageURL, room, shots)
 	node.Env = append(os.Environ(), chromium.env+"="+chromium.executable(), firefox.env+"="+firefox.executable())
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	node.Stderr = &stderr
 	stdout, err := node.StdoutPipe()
 	if err != nil {
@@ -245,14 +247,14 @@ type process struct {
 	stdin io.WriteCloser
 	lines chan string
 	seen  []string
-	logs  *lockedBuffer
+	logs  *syncbuf.Buffer
 	done  chan error
 	ended bool // exit saw it end
 }
 
 func startProcess(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), lines: make(chan string, 256), logs: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &process{name: name, cmd: exec.Command(bin, args...), lines: make(chan string, 256), logs: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	p.cmd.Stderr = p.logs
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transport-io/tiogen/internal/syncbuf"
 	"github.com/transport-io/tiogen/runtime/devcert"
 )
 
@@ -234,26 +235,9 @@ type conformanceServer struct {
 	WS         string `json:"ws"`
 
 	cmd      *exec.Cmd
-	logs     *lockedBuffer
+	logs     *syncbuf.Buffer
 	done     chan error
 	stopOnce sync.Once
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startConformance runs tio-conformance on a free port with the given
@@ -263,7 +247,7 @@ func startConformance(t *testing.T, flags ...string) *conformanceServer {
 	t.Helper()
 	bin := conformanceBinary(t)
 	cmd := exec.Command(bin, append([]string{"--addr", "127.0.0.1:0"}, flags...)...)
-	s := &conformanceServer{cmd: cmd, logs: &lockedBuffer{}, done: make(chan error, 1)}
+	s := &conformanceServer{cmd: cmd, logs: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

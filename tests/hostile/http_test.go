@@ -2,37 +2,18 @@ package hostile
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/tls"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/transport-io/tiogen/cmd/tio-conformance/conformance"
+	"github.com/transport-io/tiogen/internal/syncbuf"
 	"github.com/transport-io/tiogen/tests/internal/conformancetest"
 )
-
-// lockedBuffer collects a logger's output from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // secret is the token a hostile peer sends in its query string.
 const secret = "s3cr3tT0ken"
@@ -41,7 +22,7 @@ const secret = "s3cr3tT0ken"
 // error log included, which quotes the first bytes of a bogus request (an
 // HTTP/1 request line sent after negotiating h2).
 func TestHostileNoQueryStringInAnyLogLine(t *testing.T) {
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := &server{conformancetest.Start(t, conformance.Config{HandshakeTimeout: handshakeTimeout, Token: "right", Logger: logger})}
 	tcp := srv.Ready().TCP

@@ -5,12 +5,14 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
 	cws "github.com/coder/websocket"
 
 	"github.com/transport-io/tiogen/internal/leakcheck"
+	"github.com/transport-io/tiogen/internal/syncbuf"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -192,7 +194,7 @@ func TestWriteAllocatesNothing(t *testing.T) {
 
 func TestHandlerRecoversAPanickingSessionHandler(t *testing.T) {
 	leakcheck.Check(t, leakGrace)
-	logged := &lockedBuffer{}
+	logged := &syncbuf.Buffer{}
 	panicked := make(chan struct{})
 	srv := startServer(t, &Handler{
 		Logger: slog.New(slog.NewTextHandler(logged, nil)),
@@ -209,22 +211,5 @@ func TestHandlerRecoversAPanickingSessionHandler(t *testing.T) {
 	if ce.Code != cws.StatusNormalClosure {
 		t.Fatalf("close %d, want 1000", ce.Code)
 	}
-	waitFor(t, "the panic to be logged", func() bool { return logged.contains("handler bug") })
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) contains(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Contains(l.b.Bytes(), []byte(s))
+	waitFor(t, "the panic to be logged", func() bool { return strings.Contains(logged.String(), "handler bug") })
 }

@@ -1,7 +1,6 @@
 package webtransport
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,10 +13,10 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/transport-io/tiogen/internal/syncbuf"
 	"github.com/transport-io/tiogen/runtime/devcert"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -71,7 +70,7 @@ func TestSpec4_DefaultRefusalReason(t *testing.T) {
 // §4: an authorize that reaches no decision closes WT_NO_ERROR "authorize
 // failed", never WT_UNAUTHORIZED, and the log never shows the query.
 func TestSpec4_AuthorizeFailureIsNotARefusal(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	h := startServer(t, Options{
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Authorize: func(ctx context.Context, r *transport.Request) (any, error) {
@@ -101,23 +100,6 @@ func TestSpec4_AuthorizeTimeoutIsAFailure(t *testing.T) {
 	if got := waitDone(t, h.dial("")); got.Code != wire.CloseNoError || got.Reason != transport.AuthorizeFailedReason {
 		t.Fatalf("CloseInfo = %+v", got)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func httpsClient(cert *devcert.Cert) *http.Client {
@@ -388,7 +370,7 @@ func TestListenValidatesOptions(t *testing.T) {
 // A handler's panic that net/http recovers is logged at Error, visible at
 // the default level, with no query string in the line.
 func TestHandlerPanicIsLoggedAtDefaultLevel(t *testing.T) {
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	h := startServer(t, Options{
 		Logger: slog.New(slog.NewTextHandler(&out, nil)),
 		TCPHandler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -408,21 +390,4 @@ func TestHandlerPanicIsLoggedAtDefaultLevel(t *testing.T) {
 	if strings.Contains(logged, "s3cr3t") {
 		t.Fatalf("the log carries the query string:\n%s", logged)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
