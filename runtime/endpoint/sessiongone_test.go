@@ -71,6 +71,43 @@ func TestSpec6_2_RequestDeadlineEndsACallResetWithSessionGone(t *testing.T) {
 	}
 }
 
+// §8, §10.1: an answered call whose initiator never finishes its side, or
+// resets it with WT_SESSION_GONE (whose read webtransport-go holds until
+// the session ends), no longer counts against MaxCalls once its slot is
+// given back. At most MaxCalls of them may still wait for the initiator;
+// beyond that the server stops reading an answered call at once, so a
+// peer cannot hold a goroutine and a stream reader per call it ever made.
+func TestSpec8_AnsweredCallsLeftOpenAreBoundedByMaxCalls(t *testing.T) {
+	const maxCalls, calls = 2, 20
+	srv, err := tio.NewServer(metricsContract, tio.ServerOptions{Options: tio.Options{MaxCalls: maxCalls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
+	l := listen(t, srv, Options{})
+	p := dialQUICPeer(t, l, metricsContract)
+
+	for i := range calls {
+		st := p.openRawCall(t)
+		req := make([]byte, wire.HeaderLen+4)
+		wire.PutHeader(req, wire.FrameCallRequest, wire.CodecBytes, evEcho, 4)
+		if _, err := st.Write(req); err != nil { // no FIN
+			t.Fatal(err)
+		}
+		_ = st.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if f, err := wire.NewReader(st).Next(); err != nil || f.Type != wire.FrameCallResponse {
+			t.Fatalf("call %d: %v, %v; want CALL_RESPONSE", i, f.Type, err)
+		}
+		st.CancelWrite(wt.WTSessionGoneErrorCode)
+	}
+	// Every reset has reached the server once a later call was answered
+	// on the same connection; the stopped reads end promptly.
+	waitFor(t, "at most MaxCalls answered calls to wait for their initiator", func() bool {
+		return readsWaitingForTheSessionCount() <= maxCalls
+	})
+}
+
 // quicPeer is a WebTransport session on a QUIC connection the test holds,
 // so it can open a stream of the session on QUIC directly and reset it
 // with a code webtransport-go's API does not give (WT_SESSION_GONE).
@@ -124,12 +161,15 @@ func (p *quicPeer) openRawCall(t *testing.T) *quic.Stream {
 
 // readsWaitingForTheSession reports whether a Read of this process waits in
 // webtransport-go for the end of a session a stream reset said was gone.
-func readsWaitingForTheSession() bool {
+func readsWaitingForTheSession() bool { return readsWaitingForTheSessionCount() > 0 }
+
+// readsWaitingForTheSessionCount is how many Reads of this process wait so.
+func readsWaitingForTheSessionCount() int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return bytes.Contains(buf[:n], []byte("webtransport-go.(*ReceiveStream).handleSessionGoneError"))
+			return bytes.Count(buf[:n], []byte("webtransport-go.(*ReceiveStream).handleSessionGoneError"))
 		}
 		buf = make([]byte, 2*len(buf))
 	}

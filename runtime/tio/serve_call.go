@@ -193,6 +193,17 @@ func (s *session) serveCall(st transport.Stream) {
 	watching, watched = true, make(chan struct{})
 	go c.watch(r, watched)
 	c.answer(req, began)
+	// Answered, the call no longer holds a slot of MaxCalls, but watch
+	// still waits for the initiator's FIN. One that withholds it, or resets
+	// with WT_SESSION_GONE (a read webtransport-go holds until the session
+	// ends), would keep this goroutine and watch's for the session's life:
+	// past MaxCalls such calls, reading stops at once (§8).
+	if s.answeredOpen.Add(1) > int32(s.opts.MaxCalls) {
+		st.Stop(wire.ResetAborted)
+	}
+	<-watched
+	watching = false
+	s.answeredOpen.Add(-1)
 }
 
 // answer runs the call from began, when its request was whole, and counts

@@ -78,6 +78,9 @@ type session struct {
 	err   *Error
 
 	activeCalls atomic.Int32
+	// answeredOpen counts answered calls still waiting for the initiator
+	// to finish its side (serveCall); at most MaxCalls wait.
+	answeredOpen atomic.Int32
 	// callTimers runs the deadlines of the calls this side answers.
 	callTimers callTimers
 	// requests bounds the bytes incoming call requests hold (§5.1).
