@@ -37,9 +37,9 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 		_ = conn.Close(wire.CloseNoError, "the client's handshake does not fit a frame")
 		return nil, err
 	}
-	cl := &Client{subs: make(map[uint32][]*subscription), rooms: make(map[string]struct{})}
+	cl := &Client{} // subs and rooms are made by their first entry
 	cl.session = newSession(roleClient, conn, c, opts, hs, cl, clientOrigin, &cl.seq)
-	cl.start()
+	cl.start(false)
 	select {
 	case <-cl.hsDone:
 		return cl, nil
@@ -78,6 +78,9 @@ func (c *Client) On(event uint32, fn func(payload []byte) error) (unsubscribe fu
 	}
 	sub := &subscription{fn: fn}
 	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = make(map[uint32][]*subscription)
+	}
 	c.subs[event] = append(slices.Clone(c.subs[event]), sub)
 	c.mu.Unlock()
 	var once sync.Once
@@ -108,6 +111,9 @@ func (c *Client) established() {}
 func (c *Client) roomFrame(room string, in bool) {
 	c.mu.Lock()
 	if in {
+		if c.rooms == nil {
+			c.rooms = make(map[string]struct{})
+		}
 		c.rooms[room] = struct{}{}
 	} else {
 		delete(c.rooms, room)

@@ -3,6 +3,7 @@ package tio
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/datagram"
@@ -20,31 +21,54 @@ const clientOrigin = 1
 
 // datagramLane is a session's unreliable lane (§7, §9): the send ring, the
 // receive gate and, on a server over WebTransport, the liveness probe.
+// The ring is made by the first datagram queued (push) and the gate by the
+// first received, so a session that carries none holds neither.
 type datagramLane struct {
-	s       *session
-	ring    *datagram.Ring
+	s    *session
+	ring atomic.Pointer[datagram.Ring]
+	// gate is used by the one goroutine that receives datagrams: the
+	// datagram receiver, or the emit reader on the WebSocket mapping.
 	gate    *datagram.Gate
 	probeMu sync.Mutex
 	probe   clock.Timer
-	// sending says the sender goroutine runs; it starts with the first
-	// datagram, so an idle session pays no goroutine for the lane. shut,
-	// set by shutdown while the session's watcher still counts in s.wg,
-	// keeps a late first datagram from starting one after that (both under
-	// probeMu).
-	sending, shut bool
+	// The sender goroutine starts with the first datagram (push), so an
+	// idle session pays no goroutine for the lane. shut, set by shutdown
+	// while the session's watcher still counts in s.wg, keeps a late first
+	// datagram from starting one after that (under probeMu).
+	shut bool
 	// origin and seq stamp what this side sends as itself.
 	origin uint32
 	seq    *datagram.Sequencer
 }
 
 func newDatagramLane(s *session, origin uint32, seq *datagram.Sequencer) datagramLane {
-	return datagramLane{
-		s:      s,
-		ring:   datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, s.clk),
-		gate:   datagram.NewGate(s.clk),
-		origin: origin,
-		seq:    seq,
+	return datagramLane{s: s, origin: origin, seq: seq}
+}
+
+// push queues an encoded datagram on the send ring, making the ring and,
+// over WebTransport, starting the sender (startSender) with the first.
+func (d *datagramLane) push(b []byte) {
+	r := d.ring.Load()
+	if r == nil {
+		// The ring is published once its sender runs, so a push that finds
+		// it has nothing to start.
+		d.probeMu.Lock()
+		if r = d.ring.Load(); r == nil {
+			r = datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, d.s.clk)
+			d.startSenderLocked(r)
+			d.ring.Store(r)
+		}
+		d.probeMu.Unlock()
 	}
+	r.Push(b)
+}
+
+// queued is the count of datagrams on the send ring.
+func (d *datagramLane) queued() int {
+	if r := d.ring.Load(); r != nil {
+		return r.Len()
+	}
+	return 0
 }
 
 // probeDatagram is what a probe carries: one byte, shorter than the §7.1
@@ -87,20 +111,14 @@ func (d *datagramLane) sendProbe() {
 	d.probeMu.Unlock()
 }
 
-// startSender runs sendLoop once, on the first datagram queued over
-// WebTransport, unless the lane is shut down.
-func (d *datagramLane) startSender() {
-	if d.s.mapping != transport.WebTransport {
+// startSenderLocked runs sendLoop on the ring made for the first datagram
+// queued over WebTransport, unless the lane is shut down; under probeMu.
+func (d *datagramLane) startSenderLocked(r *datagram.Ring) {
+	if d.s.mapping != transport.WebTransport || d.shut {
 		return
 	}
-	d.probeMu.Lock()
-	defer d.probeMu.Unlock()
-	if d.sending || d.shut {
-		return
-	}
-	d.sending = true
 	d.s.wg.Add(1)
-	go d.sendLoop()
+	go d.sendLoop(r)
 }
 
 func (d *datagramLane) shutdown() {
@@ -113,26 +131,25 @@ func (d *datagramLane) shutdown() {
 }
 
 func (d *datagramLane) ringStats() (overflow, stale int64) {
-	o, s := d.ring.Stats()
-	return int64(o), int64(s)
-}
-
-// laneReady wakes the emit writer for queued unreliable frames on the
-// WebSocket mapping; nil (never ready) elsewhere.
-func (d *datagramLane) laneReady() <-chan struct{} {
-	if d.s.mapping != transport.WebSocket {
-		return nil
+	r := d.ring.Load()
+	if r == nil {
+		return 0, 0
 	}
-	return d.ring.Ready()
+	o, s := r.Stats()
+	return int64(o), int64(s)
 }
 
 // moveToLane appends up to room queued datagrams to buf as DATAGRAM frames
 // (§3.3): header codec 0x01, event id 0, payload the §7.1 datagram. Stale
 // ones are dropped at dequeue by the ring (§9).
 func (d *datagramLane) moveToLane(buf []byte, room int) ([]byte, int) {
+	r := d.ring.Load()
+	if r == nil {
+		return buf, 0
+	}
 	moved := 0
 	for ; moved < room; moved++ {
-		b, ok := d.ring.Pop()
+		b, ok := r.Pop()
 		if !ok {
 			break
 		}
@@ -144,16 +161,16 @@ func (d *datagramLane) moveToLane(buf []byte, room int) ([]byte, int) {
 }
 
 // sendLoop drains the ring onto the transport's datagrams (WebTransport).
-func (d *datagramLane) sendLoop() {
+func (d *datagramLane) sendLoop(r *datagram.Ring) {
 	defer d.s.wg.Done()
 	for {
 		select {
-		case <-d.ring.Ready():
+		case <-r.Ready():
 		case <-d.s.ctx.Done():
 			return
 		}
 		for {
-			b, ok := d.ring.Pop()
+			b, ok := r.Pop()
 			if !ok {
 				break
 			}
@@ -198,8 +215,10 @@ func (s *session) queueDatagram(b []byte) error {
 	if s.isEnded() {
 		return s.closedError()
 	}
-	s.dg.startSender()
-	s.dg.ring.Push(b)
+	s.dg.push(b)
+	if s.mapping == transport.WebSocket {
+		s.q.kick() // the emit writer carries the ring there (§3.3)
+	}
 	return nil
 }
 
@@ -259,6 +278,9 @@ func (s *session) receiveDatagram(b []byte) bool {
 	if !ev.sentBy(s.role.peer()) {
 		s.stats.directionDropped.Add(1)
 		return true
+	}
+	if s.dg.gate == nil {
+		s.dg.gate = datagram.NewGate(s.clk)
 	}
 	if !s.dg.gate.Accept(d.Origin, d.EventID, d.Seq) {
 		s.stats.staleReceived.Add(1)

@@ -25,9 +25,15 @@ func newServerLog(l *slog.Logger) *slog.Logger {
 	return slog.New(transport.QuietQueries(l.Handler()))
 }
 
-// sessionLog is the logger of one peer's lines.
-func (srv *Server) sessionLog(p *Peer) *slog.Logger {
-	return srv.log.With("session", p.id, "mapping", p.mapping.String())
+// logAt logs one of a server session's lines with its "session" and
+// "mapping" attributes, added to the line rather than by a logger made per
+// session, which every idle session would hold; a client logs nothing.
+func (s *session) logAt(level slog.Level, msg string, attrs ...any) {
+	ctx := context.Background()
+	if s.log == nil || !s.log.Enabled(ctx, level) {
+		return
+	}
+	s.log.Log(ctx, level, msg, append([]any{"session", s.logID, "mapping", s.mapping.String()}, attrs...)...)
 }
 
 // logEnd logs how a peer's session ended.
@@ -51,21 +57,19 @@ func (p *Peer) logEnd(began time.Time) {
 			level = slog.LevelInfo
 		}
 	}
-	p.log.Log(context.Background(), level, "session ended", attrs...)
+	p.logAt(level, "session ended", attrs...)
 }
 
 // logPanic reports a call handler's panic, which the caller receives as
 // WT_HANDLER_ERROR: a bug of the application's, at Error.
 func (s *session) logPanic(ev *Event, recovered any) {
-	if s.log != nil {
-		s.log.Error("a call handler panicked; the caller received WT_HANDLER_ERROR", "event", ev.Name, "panic", recovered)
-	}
+	s.logAt(slog.LevelError, "a call handler panicked; the caller received WT_HANDLER_ERROR", "event", ev.Name, "panic", recovered)
 }
 
 // logEmitPanic reports an emit handler's panic, recovered so that the
 // session reads on: a bug of the application's, at Error.
 func (p *Peer) logEmitPanic(ev *Event, recovered any) {
-	p.log.Error("an emit handler panicked; the message was dropped and the session goes on", "event", ev.Name, "panic", recovered)
+	p.logAt(slog.LevelError, "an emit handler panicked; the message was dropped and the session goes on", "event", ev.Name, "panic", recovered)
 }
 
 // logAdapterEvent reports what the adapter said.

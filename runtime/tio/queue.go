@@ -67,6 +67,12 @@ type emitQueue struct {
 	hold    *time.Timer
 	holdFor time.Duration
 	bytes   int // what the queued frames hold
+	// parked says no writer runs (it ended its run on an empty queue, see
+	// session.writeRun): the push that finds the queue so starts one with
+	// startWriter, under mu, so an idle session holds no writer goroutine.
+	// A queue without startWriter (tests of the queue alone) never parks.
+	parked      bool
+	startWriter func()
 }
 
 // newEmitQueue makes a queue of capacity frames whose writer is woken at
@@ -126,6 +132,7 @@ func (q *emitQueue) push(f *frame) pushResult {
 	q.frames++
 	first := q.frames == 1
 	early := q.grewLocked(len(f.b))
+	q.unparkLocked()
 	q.mu.Unlock()
 	// A queue that already held frames has a wake-up pending (or its hold
 	// running), or a writer that takes everything queued before it waits
@@ -192,6 +199,48 @@ func (q *emitQueue) pushEmit(c wire.Codec, event uint32, payload []byte) (pushRe
 		f.release()
 	}
 	return res, nil
+}
+
+// unparkLocked starts a writer for what was just queued when none runs.
+// Only a push onto an empty queue finds it parked.
+func (q *emitQueue) unparkLocked() {
+	if q.parked && !q.closed {
+		q.parked = false
+		q.startWriter()
+	}
+}
+
+// kick starts a writer, or wakes the one that runs, for what the writer
+// moves besides the queue's frames (the WebSocket mapping's datagram ring).
+func (q *emitQueue) kick() {
+	q.mu.Lock()
+	q.unparkLocked()
+	q.mu.Unlock()
+	q.signal()
+}
+
+// park ends the writer's run if nothing is queued: the next push starts
+// another. False when frames wait, or when the queue has no startWriter.
+func (q *emitQueue) park() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.n > 0 || q.startWriter == nil {
+		return false
+	}
+	q.parked = true
+	return true
+}
+
+// resume takes back a park whose writer has not been started again: true
+// when the caller goes on as the writer.
+func (q *emitQueue) resume() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.parked || q.closed {
+		return false
+	}
+	q.parked = false
+	return true
 }
 
 func (q *emitQueue) signal() {

@@ -239,7 +239,7 @@ func withRoom[M ~map[K]V, K comparable, V any](m M) M {
 // data is what the listener's authorize attached (Peer.Data). It matches
 // transport.SessionHandler: func(c, r, d) { srv.Serve(c, d) }.
 func (srv *Server) Serve(conn transport.Conn, data any) error {
-	p := &Peer{srv: srv, data: data, rooms: make(map[string]struct{})}
+	p := &Peer{srv: srv, data: data} // rooms is made by the first join
 	p.id = fmt.Sprintf("%s/%d", srv.adapter.NodeID(), srv.nextID.Add(1))
 	if srv.fenced.Load() {
 		_ = conn.Close(wire.CloseNoError, fencedReason)
@@ -275,10 +275,12 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 		return errFenced
 	}
 	srv.opts.Metrics.Started(metricsMapping(p.mapping))
-	p.session.log = srv.sessionLog(p)
+	p.session.log, p.session.logID = srv.log, p.id
 	began := p.clk.Now()
-	p.log.Debug("session started")
-	p.start()
+	p.logAt(slog.LevelDebug, "session started")
+	if p.start(true) {
+		p.acceptCalls()
+	}
 	<-p.ended
 	p.wg.Wait()
 	srv.opts.Metrics.Ended(metricsMapping(p.mapping), endCode(p.err), &p.traffic, p.drops(), func() {
@@ -434,6 +436,9 @@ func (p *Peer) membership(room string, in bool) error {
 		return err
 	}
 	if in {
+		if p.rooms == nil {
+			p.rooms = make(map[string]struct{})
+		}
 		p.rooms[room] = struct{}{}
 		p.srv.addMember(room, p)
 		err = p.srv.adapter.Join(room, p.id)

@@ -44,9 +44,11 @@ const (
 
 // session is one transport-io session, either role. Its goroutines: the
 // close watcher (a callback instead where the transport offers one), the
-// emit writer and the emit reader; on WebTransport also
-// the datagram receiver, the call acceptor, and the datagram sender once a
-// datagram is queued; plus one per call being answered (its handler's), a
+// emit reader, and the emit writer while there is something to write (it
+// writes the handshake, then runs only from a push onto an empty queue
+// until the queue stays empty, see writeRun); on WebTransport also the
+// datagram receiver, the call acceptor (on a server, the goroutine of
+// Serve), and the datagram sender once a datagram is queued; plus one per call being answered (its handler's), a
 // second (the stream watcher) for a streaming call or a returns request
 // whose FIN had not arrived with it, and a third, the response writer, for
 // a streaming call once it sends. All of them end once the Conn's Done
@@ -66,6 +68,11 @@ type session struct {
 	cancel context.CancelFunc
 
 	q *emitQueue
+	// emitStream is this side's emit stream once its handshake is written;
+	// the writer of the moment (writeRun) writes on it, and linger is its
+	// timer, made on the first run past the handshake.
+	emitStream transport.SendStream
+	linger     *time.Timer
 
 	hsMu     sync.Mutex
 	hsState  hsState
@@ -91,8 +98,11 @@ type session struct {
 	// ServerOptions.Metrics, counts limit hits (nil counts nothing).
 	traffic metrics.Traffic
 	metrics *metrics.Metrics
-	// log carries a server session's lines; nil on a client.
-	log *slog.Logger
+	// log is the server's logger, which a server session's lines go to
+	// with its "session" (logID) and "mapping" attributes (logAt); nil on
+	// a client.
+	log   *slog.Logger
+	logID string
 
 	wg sync.WaitGroup
 }
@@ -168,8 +178,12 @@ func handshakeFrame(c *Contract, features []string) ([]byte, error) {
 	return b, nil
 }
 
-// start runs the session's goroutines. It returns at once.
-func (s *session) start() {
+// start runs the session's goroutines. It returns at once. With
+// acceptHere, which only a server's Serve passes, the call acceptor is
+// left to the caller's goroutine: start reports whether the caller then
+// runs acceptCalls (over WebTransport), so the goroutine that serves the
+// session is not one more that waits for its end.
+func (s *session) start(acceptHere bool) (accept bool) {
 	// The watcher starts last, once every field it tears down is set.
 	s.wg.Add(1)
 	defer s.startWatch()
@@ -178,7 +192,7 @@ func (s *session) start() {
 	if s.mapping == transport.WebSocket && s.contract.firstUndeclared != "" {
 		s.closeWith(wire.CloseReliabilityRefused, fmt.Sprintf(
 			"event '%s' is unreliable and declares no fallback for the WebSocket mapping (§7.6)", s.contract.firstUndeclared))
-		return
+		return false
 	}
 	s.hsMu.Lock()
 	s.hsTimer = s.clk.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
@@ -195,8 +209,12 @@ func (s *session) start() {
 		// with its context, which the watcher ends, and not always once
 		// Done fires.
 		s.wg.Add(1)
+		if acceptHere {
+			return true
+		}
 		go s.acceptCalls()
 	}
+	return false
 }
 
 // startWatch runs watch once the transport's Done fires: as the
@@ -522,22 +540,96 @@ func (s *session) writeLoop() {
 		return
 	}
 	s.traffic.Out(metrics.LaneEmit, len(s.hsFrame))
+	s.emitStream = st
+	s.q.mu.Lock()
+	s.q.startWriter = s.startWriter
+	s.q.mu.Unlock()
+	if s.parkWriter() {
+		return // nothing queued since the session began: no writer waits
+	}
+	s.writeRun()
+}
+
+// startWriter runs writeRun on a goroutine of its own; the queue calls it
+// under its lock, so the session's end (which shuts the queue down under
+// that lock before its watcher leaves s.wg) cannot overtake the Add.
+func (s *session) startWriter() {
+	s.wg.Add(1)
+	go s.writeAgain()
+}
+
+func (s *session) writeAgain() {
+	defer s.wg.Done()
+	s.writeRun()
+}
+
+// emitWriterLinger is how long the emit writer waits for more after it
+// last wrote before its goroutine ends (it ends after one to two of these
+// without a write): frames that keep coming reuse one writer instead of
+// starting one each, while an idle session holds none. No spec timer, so
+// it runs on the wall clock.
+const emitWriterLinger = 50 * time.Millisecond
+
+// writeRun writes whatever is queued, coalesced into as few Writes as
+// possible, until the queue has stayed empty for emitWriterLinger. On the
+// WebSocket mapping it also moves unreliable frames from the datagram ring
+// onto the lane while the lane is below its mark (§3.3).
+func (s *session) writeRun() {
+	// The timer is stopped on every way out but a park: a parked writer's
+	// timer has fired, and the next writer may already be resetting it.
+	linger := s.lingerTimer()
+	wrote := false
 	for {
 		select {
 		case <-s.q.wake:
 		case <-s.q.held(): // the flush delay ended (Options.EmitFlushDelay)
-		case <-s.dg.laneReady():
 		case <-s.ctx.Done():
+			linger.Stop()
 			return
+		case <-linger.C:
+			if !wrote && s.parkWriter() {
+				return
+			}
+			wrote = false
+			linger.Reset(emitWriterLinger)
+			continue
 		}
 		// The buffers are held only while there is something to write: an
 		// idle session holds none.
 		w := getEmitWrite()
-		if !s.writeQueued(st, w) {
+		if !s.writeQueued(s.emitStream, w) {
+			linger.Stop()
 			return
 		}
 		putEmitWrite(w)
+		wrote = true
 	}
+}
+
+// lingerTimer is the writer's linger timer, running for emitWriterLinger;
+// made by the first run that gets this far and reused by the next, since one
+// writer runs at a time.
+func (s *session) lingerTimer() *time.Timer {
+	if s.linger == nil {
+		s.linger = time.NewTimer(emitWriterLinger)
+	} else {
+		s.linger.Reset(emitWriterLinger)
+	}
+	return s.linger
+}
+
+// parkWriter ends the writer's run when nothing waits for it: false when
+// it goes on. A datagram the WebSocket mapping queued on the ring as the
+// queue parked finds no writer to start (it looks before park), so the
+// writer looks again after parking and takes its park back.
+func (s *session) parkWriter() bool {
+	if !s.q.park() {
+		return false
+	}
+	if s.mapping == transport.WebSocket && s.dg.queued() > 0 {
+		return !s.q.resume()
+	}
+	return true
 }
 
 // writeQueued writes what is queued until the queue is empty, coalesced
