@@ -33,7 +33,8 @@ func (s *session) logAt(level slog.Level, msg string, attrs ...any) {
 	if s.log == nil || !s.log.Enabled(ctx, level) {
 		return
 	}
-	s.log.Log(ctx, level, msg, append([]any{"session", s.logID, "mapping", s.mapping.String()}, attrs...)...)
+	p, _ := s.owner.(*Peer)
+	s.log.Log(ctx, level, msg, append([]any{"session", p.ID(), "mapping", s.mapping.String()}, attrs...)...)
 }
 
 // logEnd logs how a peer's session ended.

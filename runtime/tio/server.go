@@ -275,7 +275,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 		return errFenced
 	}
 	srv.opts.Metrics.Started(metricsMapping(p.mapping))
-	p.session.log, p.session.logID = srv.log, p.id
+	p.session.log = srv.log
 	began := p.clk.Now()
 	p.logAt(slog.LevelDebug, "session started")
 	if p.start(true) {

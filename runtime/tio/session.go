@@ -99,10 +99,9 @@ type session struct {
 	traffic metrics.Traffic
 	metrics *metrics.Metrics
 	// log is the server's logger, which a server session's lines go to
-	// with its "session" (logID) and "mapping" attributes (logAt); nil on
-	// a client.
-	log   *slog.Logger
-	logID string
+	// with its "session" (Peer.ID) and "mapping" attributes (logAt); nil
+	// on a client.
+	log *slog.Logger
 
 	wg sync.WaitGroup
 }
@@ -540,6 +539,7 @@ func (s *session) writeLoop() {
 		return
 	}
 	s.traffic.Out(metrics.LaneEmit, len(s.hsFrame))
+	s.hsFrame = nil // a client's own, held no longer than needed
 	s.emitStream = st
 	s.q.mu.Lock()
 	s.q.startWriter = s.startWriter
@@ -742,6 +742,9 @@ func (s *session) readLoop() {
 	if !s.acceptHandshake(f.Payload) {
 		return
 	}
+	// A session may stay quiet for long: its reader holds no buffer while
+	// nothing comes.
+	r.Shed()
 	// The emit lane's counts are added once per Read of the stream rather
 	// than per frame: before the last frame read ahead is dispatched, so a
 	// frame is counted by the time its handler runs after it, and the

@@ -62,6 +62,10 @@ type Reader struct {
 	// budget, when set, holds charged bytes: big's capacity.
 	budget  Budget
 	charged int
+	// shed says the read-ahead buffer was given up (Shed): the next Read
+	// goes into first, and the buffer is made once bytes arrived.
+	shed  bool
+	first [HeaderLen]byte
 }
 
 // Budget bounds the bytes Readers hold for large payloads, across the
@@ -263,7 +267,11 @@ func (r *Reader) fill(n int) error {
 		return nil
 	}
 	if r.ahead == nil {
-		r.ahead = make([]byte, r.startSize())
+		if r.shed {
+			r.awaitShed()
+		} else {
+			r.ahead = make([]byte, r.startSize())
+		}
 	}
 	size := r.nextSize()
 	if size < n {
@@ -301,6 +309,26 @@ func (r *Reader) fill(n int) error {
 		}
 	}
 	return nil
+}
+
+// Shed gives up the read-ahead buffer while it holds nothing: the next Read
+// waits on a header's worth of bytes inside the Reader, and a buffer is
+// made once they arrived. It is for a stream that may stay quiet for long
+// (an emit stream after its handshake), which then holds no buffer while
+// it is; the stream's first bytes after it cost one Read more.
+func (r *Reader) Shed() {
+	if r.end == r.start && r.readErr == nil && r.err == nil {
+		r.ahead, r.start, r.end, r.shed = nil, 0, 0, true
+	}
+}
+
+// awaitShed is the Read after Shed: into first, then a new buffer, the
+// bytes and the Read's error carried over as fill's loop would have.
+func (r *Reader) awaitShed() {
+	r.shed = false
+	k, err := r.r.Read(r.first[:])
+	r.ahead = make([]byte, r.startSize())
+	r.start, r.end, r.readErr = 0, copy(r.ahead, r.first[:k]), err
 }
 
 // startSize is the read-ahead buffer's first size.

@@ -180,3 +180,61 @@ func TestGrowingReaderStartsSmall(t *testing.T) {
 		}
 	}
 }
+
+// §5: a Reader that shed its read-ahead buffer holds none until bytes
+// arrive, then decodes every frame after it whole and in order, however
+// the stream hands them over, and still reports a clean end between
+// frames and an end inside one.
+func TestSpec5_FramesSurviveAShedReadAhead(t *testing.T) {
+	stream, want := mixedStream(t)
+	first, _ := AppendFrame(nil, FrameHandshake, CodecJSON, 0, []byte(`{}`))
+	for name, src := range map[string]func(b []byte) io.Reader{
+		"whole reads":   func(b []byte) io.Reader { return bytes.NewReader(b) },
+		"half reads":    func(b []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(b)) },
+		"EOF with data": func(b []byte) io.Reader { return iotest.DataErrReader(bytes.NewReader(b)) },
+		"one byte":      func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) },
+	} {
+		// The first frame alone in the first Read, as a handshake is.
+		r := NewReader(io.MultiReader(bytes.NewReader(first), src(stream)))
+		r.ReadAhead(64 << 10)
+		if f, err := r.Next(); err != nil || f.Type != FrameHandshake {
+			t.Fatalf("%s: frame 0: %+v, %v", name, f, err)
+		}
+		r.Shed()
+		if r.ahead != nil {
+			t.Fatalf("%s: %d bytes of read-ahead held after Shed with nothing buffered", name, len(r.ahead))
+		}
+		for i, w := range want {
+			f, err := r.Next()
+			if err != nil || f.EventID != uint32(i+1) || !bytes.Equal(f.Payload, w) {
+				t.Fatalf("%s: frame %d: id %d, %d bytes, %v; want %d bytes", name, i, f.EventID, len(f.Payload), err, len(w))
+			}
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%s: after the last frame: %v, want io.EOF", name, err)
+		}
+	}
+	for name, tail := range map[string][]byte{"clean end": nil, "end inside a header": stream[:5], "end inside a payload": stream[:20]} {
+		r := NewReader(io.MultiReader(bytes.NewReader(first), bytes.NewReader(tail)))
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		r.Shed()
+		_, err := r.Next()
+		if wantErr := map[bool]error{true: io.EOF, false: io.ErrUnexpectedEOF}[tail == nil]; err != wantErr {
+			t.Fatalf("%s after Shed: %v, want %v", name, err, wantErr)
+		}
+	}
+	// Bytes still buffered are kept: Shed then does nothing.
+	r := NewReader(bytes.NewReader(append(append([]byte(nil), first...), stream...)))
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	r.Shed()
+	if r.ahead == nil || r.Buffered() == 0 {
+		t.Fatal("Shed dropped buffered bytes")
+	}
+	if f, err := r.Next(); err != nil || !bytes.Equal(f.Payload, want[0]) {
+		t.Fatalf("the frame after a Shed with bytes buffered: %v", err)
+	}
+}
