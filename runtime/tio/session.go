@@ -74,12 +74,16 @@ type session struct {
 	emitStream transport.SendStream
 	linger     *time.Timer
 
-	hsMu     sync.Mutex
-	hsState  hsState
-	hsDone   chan struct{} // closed once the peer's handshake is accepted
-	hsSent   chan struct{} // closed once this side's handshake was written, or could not be
-	hsTimer  clock.Timer
-	features []string
+	hsMu    sync.Mutex
+	hsState hsState
+	hsDone  chan struct{} // closed once the peer's handshake is accepted
+	// hsSent says this side's handshake was written, or could not be;
+	// hsSentWait, made only for a close that waits for it, is closed then
+	// (both under hsMu).
+	hsSent     bool
+	hsSentWait chan struct{}
+	hsTimer    clock.Timer
+	features   []string
 
 	ended chan struct{} // closed once the session ended and err is set
 	err   *Error
@@ -157,7 +161,6 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 		owner:    o,
 		q:        newEmitQueue(EmitQueueFrames, opts.EmitFlushDelay),
 		hsDone:   make(chan struct{}),
-		hsSent:   make(chan struct{}),
 		ended:    make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -301,9 +304,17 @@ func (s *session) closeSession(code Code, reason string) error {
 // longer. The bound is no spec timer, so it runs on the wall clock, and a
 // test's fake clock cannot hold a close for ever.
 func (s *session) awaitHandshakeSent() {
-	select {
-	case <-s.hsSent:
+	s.hsMu.Lock()
+	if s.hsSent {
+		s.hsMu.Unlock()
 		return
+	}
+	if s.hsSentWait == nil {
+		s.hsSentWait = make(chan struct{})
+	}
+	sent := s.hsSentWait
+	s.hsMu.Unlock()
+	select {
 	case <-s.ended:
 		return
 	default:
@@ -311,10 +322,20 @@ func (s *session) awaitHandshakeSent() {
 	t := time.NewTimer(handshakeSendBound)
 	defer t.Stop()
 	select {
-	case <-s.hsSent:
+	case <-sent:
 	case <-s.ended:
 	case <-t.C:
 	}
+}
+
+// handshakeSent marks this side's handshake written, or failed.
+func (s *session) handshakeSent() {
+	s.hsMu.Lock()
+	s.hsSent = true
+	if s.hsSentWait != nil {
+		close(s.hsSentWait)
+	}
+	s.hsMu.Unlock()
 }
 
 // handshakeSendBound bounds how long Close waits for this side's handshake
@@ -526,14 +547,14 @@ func (s *session) writeLoop() {
 	defer s.wg.Done()
 	st, err := s.conn.OpenEmit(s.ctx)
 	if err != nil {
-		close(s.hsSent)
+		s.handshakeSent()
 		if !s.isEnded() && !transportEnded(err) {
 			s.closeWith(wire.CloseProtocolError, "cannot open the emit stream: "+err.Error())
 		}
 		return
 	}
 	_, err = st.Write(s.hsFrame)
-	close(s.hsSent)
+	s.handshakeSent()
 	if err != nil {
 		s.writeFailed(err)
 		return

@@ -60,13 +60,14 @@ type conn struct {
 	released chan struct{} // closed once end returned
 
 	// On a client: emitWritten says this side wrote on its emit stream
-	// (its handshake), and probed, nil on a server, closes on the first
-	// datagram received too short to carry an event (a §7.2 probe), which
-	// a server of this module sends once it has read the handshake (see
-	// awaitHandshakeRead).
+	// (its handshake), and probed that a datagram too short to carry an
+	// event (a §7.2 probe) arrived, which a server of this module sends
+	// once it has read the handshake (see awaitHandshakeRead); probedWait,
+	// made only for a close that waits for it, is closed then (both under
+	// mu).
 	emitWritten atomic.Bool
-	probed      chan struct{}
-	probedOnce  sync.Once
+	probed      bool
+	probedWait  chan struct{}
 }
 
 func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
@@ -85,9 +86,7 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		released:       make(chan struct{}),
 	}
 	c.maxDatagram.clk = c.clock
-	if connect == nil {
-		c.probed = make(chan struct{})
-	} else {
+	if connect != nil {
 		c.datagramPrefix = quicvarint.Len(uint64(connect.StreamID()) / 4)
 	}
 	// No goroutine waits for the end while the session is up: settle runs
@@ -258,8 +257,8 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
-	if len(b) < wire.DatagramHeaderLen && c.probed != nil {
-		c.probedOnce.Do(func() { close(c.probed) })
+	if len(b) < wire.DatagramHeaderLen && c.connect == nil {
+		c.sawProbe()
 	}
 	return b, nil
 }
@@ -352,17 +351,34 @@ func (c *conn) awaitHandshakeRead() {
 	if !c.emitWritten.Load() {
 		return // nothing of this side's to be read
 	}
-	select {
-	case <-c.probed:
+	c.mu.Lock()
+	if c.probed {
+		c.mu.Unlock()
 		return
-	default:
 	}
+	if c.probedWait == nil {
+		c.probedWait = make(chan struct{})
+	}
+	probed := c.probedWait
+	c.mu.Unlock()
 	t := time.NewTimer(handshakeReadBound)
 	defer t.Stop()
 	select {
-	case <-c.probed:
+	case <-probed:
 	case <-c.sess.Context().Done():
 	case <-t.C:
+	}
+}
+
+// sawProbe records a client's first probe from the server.
+func (c *conn) sawProbe() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.probed {
+		c.probed = true
+		if c.probedWait != nil {
+			close(c.probedWait)
+		}
 	}
 }
 
