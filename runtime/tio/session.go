@@ -587,9 +587,11 @@ func (s *session) writeAgain() {
 // emitWriterLinger is how long the emit writer waits for more after it
 // last wrote before its goroutine ends (it ends after one to two of these
 // without a write): frames that keep coming reuse one writer instead of
-// starting one each, while an idle session holds none. No spec timer, so
-// it runs on the wall clock.
-const emitWriterLinger = 50 * time.Millisecond
+// starting one each, while an idle session holds none. A busy writer's
+// timer fires once per linger, so a long one costs little beside the
+// frames (a member of a broadcast every 10 ms gets 25 frames per fire).
+// No spec timer, so it runs on the wall clock.
+const emitWriterLinger = 250 * time.Millisecond
 
 // writeRun writes whatever is queued, coalesced into as few Writes as
 // possible, until the queue has stayed empty for emitWriterLinger. On the
