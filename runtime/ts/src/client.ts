@@ -128,7 +128,7 @@ export class Client {
    */
   async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
     const n = typeof code === 'number' ? code : SessionCode[code];
-    if (n === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `${String(code)} is not a session close code (§10.2)`);
+    if (n === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `${String(code)} is no close code`);
     const run = this.#run;
     if (run === undefined) return;
     run.stop(n, reason);
@@ -158,8 +158,8 @@ export class Client {
    */
   on(name: string, handler: Handler): () => void {
     const ev = this.#contract.byName.get(name);
-    if (ev === undefined) throw new TypeError(`event '${name}' is not in contract ${this.#contract.name}`);
-    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`event '${name}' is not an event the server sends`);
+    if (ev === undefined) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
+    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
     let set = this.#handlers.get(name);
     if (set === undefined) {
       set = new Set();
@@ -260,7 +260,7 @@ export class Client {
         for (;;) {
           if (run.stopped) {
             opened.conn.close(run.closeCode, run.closeReason);
-            err = new TransportError('WT_SESSION_CLOSED', 'the client was closed');
+            err = new TransportError('WT_SESSION_CLOSED', 'client closed');
             break;
           }
           ({ err, established } = await this.#runSession(run, opened));
@@ -390,7 +390,7 @@ class Run {
       };
       const onAbort = () => {
         this.#waiters.delete(w);
-        reject(new TransportError('WT_ABORTED', 'the call was cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do: the caller cancelled it.' }));
+        reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
       };
       if (signal?.aborted === true) return onAbort();
       signal?.addEventListener('abort', onAbort);
@@ -404,7 +404,7 @@ class Run {
     this.closeCode = code;
     this.closeReason = reason;
     this.abort.abort();
-    this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
+    this.failed(new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#wake?.();
   }
 
@@ -423,7 +423,7 @@ class Run {
   }
 
   finish(): void {
-    this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
+    this.failed(new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#resolveDone();
   }
 }

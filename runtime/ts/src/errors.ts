@@ -41,7 +41,7 @@ export class RefusedError extends TransportError {
   readonly reason: string;
 
   constructor(reason: string) {
-    super('WT_UNAUTHORIZED', 'session refused by the server: ' + reason);
+    super('WT_UNAUTHORIZED', 'refused: ' + reason);
     this.reason = reason;
   }
 
@@ -58,7 +58,7 @@ export class StreamResetError extends Error {
   readonly remote: boolean;
 
   constructor(code: number | undefined, remote: boolean, message?: string) {
-    super(message ?? `stream reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? 'unknown'}`);
+    super(message ?? `reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? '?'}`);
     this.code = code;
     this.remote = remote;
   }

@@ -97,18 +97,18 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
 async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
   const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (Ctor === undefined) {
-    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebSocket; pass one in the options');
+    throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
   }
   const where = describeUrl(url);
   if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'the URL is not ws:// or wss://');
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
   }
   if (ctx.signal.aborted) throw abandoned();
   let sock: WebSocketLike;
   try {
     sock = new Ctor(url);
   } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `cannot open ${where.text}`, { cause: err });
+    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
@@ -121,8 +121,8 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   throw new TransportError(
     'WT_HANDSHAKE_FAILED',
     outcome === 'timeout'
-      ? `the upgrade at ${where.text} took over ${timeoutMs} ms`
-      : `the upgrade at ${where.text} failed (${outcome.why})`,
+      ? `${where.text}: no upgrade in ${timeoutMs} ms`
+      : `${where.text}: ${outcome.why}`,
   );
 }
 
@@ -188,7 +188,7 @@ class WebSocketConn implements Conn {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
-      opening.failed('a socket error');
+      opening.failed('socket error');
       return;
     }
     if (this.#info !== null) return;
@@ -226,14 +226,14 @@ class WebSocketConn implements Conn {
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     else if (typeof data === 'string') {
-      this.close(CloseProtocolError, 'a text message: binary messages only (§3.3)');
+      this.close(CloseProtocolError, 'text message, not binary');
       return;
     } else {
-      this.close(CloseProtocolError, 'a message not delivered as an ArrayBuffer');
+      this.close(CloseProtocolError, 'message not an ArrayBuffer');
       return;
     }
     if (bytes.length > MaxMessageSize) {
-      this.close(CloseProtocolError, `a WebSocket message over ${MaxMessageSize} bytes`);
+      this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
@@ -258,7 +258,7 @@ class WebSocketConn implements Conn {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
-      opening.failed(`socket close code ${wsCode}`);
+      opening.failed(`close code ${wsCode}`);
       return;
     }
     const code = sessionCodeFromWebSocket(wsCode);
@@ -304,7 +304,7 @@ class WebSocketConn implements Conn {
   // received, a keepalive counting.
   #idleDue(): void {
     const quiet = this.#clock.now() - this.#lastRecv;
-    if (quiet >= IdleTimeoutMs) this.close(CloseIdleTimeout, `nothing received for ${IdleTimeoutMs} ms`);
+    if (quiet >= IdleTimeoutMs) this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
     else this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
   }
 
@@ -366,7 +366,7 @@ class WebSocketConn implements Conn {
   readonly #sendStream: SendStream = {
     write: async (chunk) => {
       if (this.#info !== null) throw this.#endedError();
-      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed');
+      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'emit stream closed');
       for (let i = 0; i < chunk.length; i += maxSendMessage) {
         if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
       }

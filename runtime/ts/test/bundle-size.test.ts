@@ -21,11 +21,12 @@ const BundleTargetBytes = 10_240;
  * fails on any growth; then utf8Encode through a scratch (+38 B, 3× less
  * time per short payload in Chromium), paid for by smaller frame-header
  * checks and sendDatagram as a method (−26 B): 14,568 B, the budget this
- * branch started from. The 10,240 B target is not yet
- * met. This budget only goes down: lower it whenever the bundle shrinks,
- * until it is the target.
+ * branch started from; then shorter remedies (in the Go runtime's
+ * wire/code.go alike) and messages, without section numbers (−989 B):
+ * 13,579 B. The 10,240 B target is not yet met. This budget only goes
+ * down: lower it whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 14_568;
+const BundleBudgetBytes = 13_579;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
