@@ -6,7 +6,7 @@
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError } from './connector.js';
-import { RefusedError, TransportError } from './errors.js';
+import { protocolError, RefusedError, TransportError } from './errors.js';
 import { Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
@@ -128,7 +128,7 @@ export class Client {
    */
   async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
     const n = typeof code === 'number' ? code : SessionCode[code];
-    if (n === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `${String(code)} is no close code`);
+    if (n === undefined) throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
     if (run === undefined) return;
     run.stop(n, reason);

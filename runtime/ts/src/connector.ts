@@ -43,8 +43,11 @@ export function closedBy(cause: TransportError | undefined): TransportError {
   return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'closing'), { cause });
 }
 
-/** Waits on clock for at most ms, or until p settles; reports whether p settled first. */
-export async function settlesWithin(p: Promise<unknown>, ms: number, clock: Clock): Promise<boolean> {
+/**
+ * Waits on clock for at most ms, or until p settles; reports whether p
+ * settled first, or what other resolved with if it came first.
+ */
+export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = new Promise<never>(() => {})): Promise<boolean | T> {
   let timer: unknown;
   const settled = await Promise.race([
     p.then(
@@ -52,6 +55,7 @@ export async function settlesWithin(p: Promise<unknown>, ms: number, clock: Cloc
       () => true,
     ),
     new Promise<false>((resolve) => (timer = clock.setTimeout(() => resolve(false), ms))),
+    other,
   ]);
   clock.clearTimeout(timer);
   return settled;

@@ -74,3 +74,8 @@ export class StreamResetError extends Error {
 export function redactQueries(s: string): string {
   return s.replace(/(:\/\/[^ \t\r\n"'`?]*)\?[^ \t\r\n"'`]*/g, '$1?…');
 }
+
+/** A WT_PROTOCOL_ERROR: the peer broke a framing rule (§5.5, §10.2). */
+export function protocolError(message: string): TransportError {
+  return new TransportError('WT_PROTOCOL_ERROR', message);
+}

@@ -159,8 +159,7 @@ class WebSocketConn implements Conn {
   #resolveClosed!: (info: CloseInfo) => void;
   #lastSent = 0;
   #lastRecv = 0;
-  #keepalive: unknown = undefined;
-  #idle: unknown = undefined;
+  #liveness: unknown = undefined;
 
   // The peer's emit stream: the bytes of its binary messages, in order.
   #unread: Uint8Array[] = [];
@@ -202,8 +201,7 @@ class WebSocketConn implements Conn {
     this.opening = null;
     if (opening === null) return;
     this.#lastSent = this.#lastRecv = this.#clock.now();
-    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
-    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs);
+    this.#live();
     opening.opened();
   }
 
@@ -269,8 +267,7 @@ class WebSocketConn implements Conn {
   #end(info: CloseInfo): boolean {
     if (this.#info !== null) return false;
     this.#info = info;
-    this.#clock.clearTimeout(this.#keepalive);
-    this.#clock.clearTimeout(this.#idle);
+    this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
     if (!info.remote && !info.lost) {
@@ -289,23 +286,18 @@ class WebSocketConn implements Conn {
     return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
-  // §3.3: an empty binary message once the interval has passed with nothing
-  // sent, then rearmed for the next deadline. (#end clears both timers.)
-  #keepaliveDue(): void {
-    let quiet = this.#clock.now() - this.#lastSent;
-    if (quiet >= KeepaliveIntervalMs) {
+  // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
+  // IdleTimeoutMs passed with nothing received (a keepalive counting), else
+  // an empty binary message once KeepaliveIntervalMs passed with nothing
+  // sent. (#end clears the timer.)
+  #live(): void {
+    const now = this.#clock.now();
+    if (now - this.#lastRecv >= IdleTimeoutMs) return this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
+    if (now - this.#lastSent >= KeepaliveIntervalMs) {
       this.#sendMessage(new Uint8Array(0));
-      quiet = 0;
+      this.#lastSent = now;
     }
-    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs - quiet);
-  }
-
-  // §3.3: WT_IDLE_TIMEOUT once the deadline has passed with nothing
-  // received, a keepalive counting.
-  #idleDue(): void {
-    const quiet = this.#clock.now() - this.#lastRecv;
-    if (quiet >= IdleTimeoutMs) this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
-    else this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
+    this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
   }
 
   #sendMessage(b: Uint8Array): boolean {

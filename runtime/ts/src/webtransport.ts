@@ -206,11 +206,6 @@ class WebTransportConn implements Conn {
     return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
-  /** Whether the session ended, waiting up to CloseWaitMs for it to say so. */
-  #endsSoon(): Promise<boolean> {
-    return settlesWithin(this.closed, CloseWaitMs, this.#clock);
-  }
-
   /**
    * Runs a session operation (opening or accepting a stream) on a session
    * that has not ended; its failure is the session's end, once closed says
@@ -221,7 +216,7 @@ class WebTransportConn implements Conn {
     try {
       return await op();
     } catch (err) {
-      if (await this.#endsSoon()) throw this.#endedError();
+      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw this.#endedError();
       throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
     }
   }
@@ -236,15 +231,9 @@ class WebTransportConn implements Conn {
   async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
     const code = streamErrorCode(err);
     if (code !== undefined) return new StreamResetError(code, true);
-    let timer: unknown;
-    const outcome = await Promise.race([
-      this.closed.then(() => 'ended' as const),
-      otherHalf ?? new Promise<never>(() => {}),
-      new Promise<'timeout'>((resolve) => (timer = this.#clock.setTimeout(() => resolve('timeout'), CloseWaitMs))),
-    ]);
-    this.#clock.clearTimeout(timer);
+    const outcome = await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf);
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
-    if (outcome === 'ended') return this.#endedError();
+    if (outcome) return this.#endedError();
     return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
   }
 
@@ -304,8 +293,9 @@ class WebTransportConn implements Conn {
   };
 
   maxDatagramSize(): number {
-    const n = this.#t.datagrams.maxDatagramSize;
-    return typeof n === 'number' && n > 0 ? n : 0;
+    // A browser that reports none leaves it undefined; the engine reads
+    // anything but a positive size as none (§7.4).
+    return this.#t.datagrams.maxDatagramSize || 0;
   }
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */

@@ -23,10 +23,14 @@ const BundleTargetBytes = 10_240;
  * checks and sendDatagram as a method (−26 B): 14,568 B, the budget this
  * branch started from; then shorter remedies (in the Go runtime's
  * wire/code.go alike) and messages, without section numbers (−989 B):
- * 13,579 B. The 10,240 B target is not yet met. This budget only goes
- * down: lower it whenever the bundle shrinks, until it is the target.
+ * 13,579 B; five remedies shorter still and one protocolError (−31 B), the WebSocket
+ * keepalive and idle deadline on one timer (−27 B), the WebTransport
+ * connector's stream failure waiting through settlesWithin (−33 B), its
+ * maxDatagramSize leaving the check to the engine (−11 B): 13,477 B. The
+ * 10,240 B target is not yet met. This budget only goes down: lower it
+ * whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 13_579;
+const BundleBudgetBytes = 13_477;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -16,7 +16,7 @@ import {
   ResetTooManyStreams,
   SessionCode,
 } from '../codes.js';
-import { StreamResetError, TransportError } from '../errors.js';
+import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
@@ -329,9 +329,9 @@ export class Session {
     const ev = this.#contract.byName.get(name);
     if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `'${name}' is not in ${this.#contract.name}`);
     if (ev.shape !== shape) {
-      throw new TransportError('WT_PROTOCOL_ERROR', `'${ev.name}' is ${ev.shape}, not ${shape}`);
+      throw protocolError(`'${ev.name}' is ${ev.shape}, not ${shape}`);
     }
-    if (!ev.sentByClient) throw new TransportError('WT_PROTOCOL_ERROR', `'${ev.name}' is from the server`);
+    if (!ev.sentByClient) throw protocolError(`'${ev.name}' is from the server`);
     return ev;
   }
 
@@ -370,7 +370,7 @@ export class Session {
   }
 
   #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
-    if (payload.length === 0) throw new TransportError('WT_PROTOCOL_ERROR', `'${ev.name}': empty datagram`);
+    if (payload.length === 0) throw protocolError(`'${ev.name}': empty datagram`);
     const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
@@ -726,7 +726,7 @@ export class Session {
     let response: string | Uint8Array | undefined;
     // Any number of responses is accepted (§3.2); the first is the answer.
     for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
-    if (response === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `'${ev.name}': no response`);
+    if (response === undefined) throw protocolError(`'${ev.name}': no response`);
     return decodeValue(ev, response, true);
   }
 
@@ -901,9 +901,9 @@ class CallGuard {
     else if (e instanceof StreamResetError && e.code === 9) {
       err = new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`);
     } else if (e instanceof StreamResetError) {
-      err = new TransportError('WT_PROTOCOL_ERROR', `'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
+      err = protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
     } else {
-      err = new TransportError('WT_PROTOCOL_ERROR', `'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
+      err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
     if (st !== undefined && !this.#session.isEnded) abandon(st);
@@ -1019,7 +1019,7 @@ function isSessionEnd(e: unknown): boolean {
 
 /** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
 function protocolFault(reason: string): never {
-  throw new TransportError('WT_PROTOCOL_ERROR', reason);
+  throw protocolError(reason);
 }
 
 function reportError(e: unknown): void {

@@ -3,7 +3,7 @@
 // Go runtime's wire/handshake.go, refusal wording included, so both
 // runtimes name a conflicting event the same way.
 
-import { TransportError } from '../errors.js';
+import { protocolError, TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
 import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort } from './json.js';
 import { utf8Encode } from './utf8.js';
@@ -87,7 +87,7 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
     // Its numbers are v and the ids: integers, written as such.
     if (!integral) throw new Error('a number not an integer');
   } catch (e) {
-    throw new TransportError('WT_PROTOCOL_ERROR', `handshake: ${(e as Error).message}`);
+    throw protocolError(`handshake: ${(e as Error).message}`);
   }
   return { v: v as number, feat: feat as string[], events: events as EventEntry[] };
 }

@@ -1,7 +1,7 @@
 // The JSON control payloads: CALL_CREDIT (§6.6), CALL_ERROR (§6.4), JOIN
 // and LEAVE (§6.5). Mirrors the Go runtime's wire/payload.go.
 
-import { TransportError } from '../errors.js';
+import { protocolError, TransportError } from '../errors.js';
 import { decodeObject, jsonString, quoteShort } from './json.js';
 import { utf8Encode } from './utf8.js';
 
@@ -63,7 +63,7 @@ export function parseCallError(b: Uint8Array): CallError {
     if (code === undefined) throw new Error("no 'code'");
     if (message === undefined) throw new Error("no 'message'");
   } catch (e) {
-    throw new TransportError('WT_PROTOCOL_ERROR', `CALL_ERROR: ${(e as Error).message}`);
+    throw protocolError(`CALL_ERROR: ${(e as Error).message}`);
   }
   return { code, message };
 }
@@ -82,7 +82,7 @@ export function parseRoom(b: Uint8Array): string {
     });
     if (room === undefined || room === '') throw new Error("no 'room'");
   } catch (e) {
-    throw new TransportError('WT_PROTOCOL_ERROR', `room: ${(e as Error).message}`);
+    throw protocolError(`room: ${(e as Error).message}`);
   }
   return room;
 }
