@@ -101,9 +101,8 @@ export function resetCodeName(code: number): ResetCodeName | undefined {
  * for WT_ABORTED and WT_TOO_MANY_STREAMS its §10.1 reset byte.
  */
 export function codeNumber(code: string): number | undefined {
-  if (code in SessionCode) return SessionCode[code as SessionCodeName];
-  if (code in ResetCode) return ResetCode[code as ResetCodeName];
-  return undefined;
+  // WT_NO_ERROR is 0 in both tables.
+  return SessionCode[code as SessionCodeName] ?? ResetCode[code as ResetCodeName];
 }
 
 /** The §3.3 mapping of session close codes onto WebSocket close codes. */
@@ -122,7 +121,7 @@ export const WebSocketInternalError = 1011;
  * socket-level close with no session code rather than as a wrong one.
  */
 export function webSocketCloseCode(sessionCode: number): number {
-  if (sessionCode === SessionCode.WT_NO_ERROR) return WebSocketNormalClosure;
+  if (sessionCode === CloseNoError) return WebSocketNormalClosure;
   if (sessionCode > webSocketCodeMax - WebSocketCodeBase) return WebSocketInternalError;
   return WebSocketCodeBase + sessionCode;
 }
@@ -135,7 +134,7 @@ export function webSocketCloseCode(sessionCode: number): number {
  * session ended with no code (§11).
  */
 export function sessionCodeFromWebSocket(ws: number): number | undefined {
-  if (ws === WebSocketNormalClosure) return SessionCode.WT_NO_ERROR;
+  if (ws === WebSocketNormalClosure) return CloseNoError;
   if (ws >= WebSocketCodeBase && ws <= webSocketCodeMax) return ws - WebSocketCodeBase;
   return undefined;
 }

@@ -26,11 +26,12 @@ const BundleTargetBytes = 10_240;
  * 13,579 B; five remedies shorter still and one protocolError (−31 B), the WebSocket
  * keepalive and idle deadline on one timer (−27 B), the WebTransport
  * connector's stream failure waiting through settlesWithin (−33 B), its
- * maxDatagramSize leaving the check to the engine (−11 B): 13,477 B. The
- * 10,240 B target is not yet met. This budget only goes down: lower it
- * whenever the bundle shrinks, until it is the target.
+ * maxDatagramSize leaving the check to the engine (−11 B): 13,477 B;
+ * codeNumber by `??` and the WebSocket close-code mapping on constants
+ * (−5 B): 13,472 B. The 10,240 B target is not yet met. This budget only
+ * goes down: lower it whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 13_477;
+const BundleBudgetBytes = 13_472;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
