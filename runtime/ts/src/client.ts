@@ -103,7 +103,8 @@ export class Client {
     this.#contract = compileContract(opts.contract);
     this.#connector = opts.connect;
     this.#clock = opts.clock ?? systemClock;
-    if (opts.reconnect !== undefined && opts.reconnect.minMs > 0 && opts.reconnect.maxMs >= opts.reconnect.minMs) this.#reconnect = opts.reconnect;
+    const r = opts.reconnect;
+    if (r !== undefined && r.minMs > 0 && r.maxMs >= r.minMs) this.#reconnect = r;
   }
 
   /**
@@ -229,21 +230,11 @@ export class Client {
 
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
-    const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur };
-    let changed = false;
-    for (const k of Object.keys(patch) as Array<keyof Snapshot>) {
-      if (k === 'rooms') {
-        const a = patch.rooms as readonly string[];
-        if (a.length !== cur.rooms.length || a.some((r, i) => r !== cur.rooms[i])) {
-          next.rooms = a.length === 0 ? noRooms : Object.freeze([...a]);
-          changed = true;
-        }
-      } else if (patch[k] !== cur[k]) {
-        (next as Record<string, unknown>)[k] = patch[k];
-        changed = true;
-      }
-    }
-    if (!changed) return;
+    const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
+    // Rooms compare by content: the same rooms keep the same (frozen) array.
+    const a = next.rooms;
+    if (a !== cur.rooms) next.rooms = a.length === cur.rooms.length && a.every((r, i) => r === cur.rooms[i]) ? cur.rooms : a.length === 0 ? noRooms : Object.freeze([...a]);
+    if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     for (const l of [...this.#listeners]) l();
   }

@@ -14,7 +14,8 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
   } catch {
     return undefined;
   }
-  return { scheme: u.protocol, origin: `${u.protocol}//${u.host}`, text: `${u.protocol}//${u.host}${u.pathname}` };
+  const origin = u.protocol + '//' + u.host;
+  return { scheme: u.protocol, origin, text: origin + u.pathname };
 }
 
 /** An error's message (its name when the message is empty), or any other value as a string. */

@@ -223,11 +223,8 @@ class WebSocketConn implements Conn {
     let bytes: Uint8Array;
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    else if (typeof data === 'string') {
-      this.close(CloseProtocolError, 'text message, not binary');
-      return;
-    } else {
-      this.close(CloseProtocolError, 'message not an ArrayBuffer');
+    else {
+      this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
       return;
     }
     if (bytes.length > MaxMessageSize) {

@@ -28,10 +28,14 @@ const BundleTargetBytes = 10_240;
  * connector's stream failure waiting through settlesWithin (−33 B), its
  * maxDatagramSize leaving the check to the engine (−11 B): 13,477 B;
  * codeNumber by `??` and the WebSocket close-code mapping on constants
- * (−5 B): 13,472 B. The 10,240 B target is not yet met. This budget only
- * goes down: lower it whenever the bundle shrinks, until it is the target.
+ * (−5 B): 13,472 B; the WebSocket connector's two non-binary message
+ * branches as one (−5 B): 13,467 B; the client's snapshot update as one
+ * spread and one comparison (−13 B): 13,454 B; describeUrl building the
+ * origin once (−1 B): 13,453 B. The 10,240 B target is not
+ * yet met. This budget only goes down: lower it whenever the bundle
+ * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 13_472;
+const BundleBudgetBytes = 13_453;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
