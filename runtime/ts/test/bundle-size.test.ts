@@ -31,11 +31,12 @@ const BundleTargetBytes = 10_240;
  * (−5 B): 13,472 B; the WebSocket connector's two non-binary message
  * branches as one (−5 B): 13,467 B; the client's snapshot update as one
  * spread and one comparison (−13 B): 13,454 B; describeUrl building the
- * origin once (−1 B): 13,453 B. The 10,240 B target is not
- * yet met. This budget only goes down: lower it whenever the bundle
+ * origin once (−1 B): 13,453 B; the system clock calling the global
+ * timers without `globalThis.` (−3 B): 13,450 B. The 10,240 B target is
+ * not yet met. This budget only goes down: lower it whenever the bundle
  * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 13_453;
+const BundleBudgetBytes = 13_450;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
