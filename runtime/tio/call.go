@@ -226,7 +226,7 @@ func (s *session) callFailed(ctx context.Context, st transport.Stream, ev *Event
 		return s.closedError()
 	}
 	if ctx.Err() != nil {
-		return &Error{Code: wire.Aborted, Message: "the call to '" + ev.Name + "' was cancelled: " + ctx.Err().Error(), Remedy: "Nothing to do: the caller cancelled it.", Err: ctx.Err()}
+		return &Error{Code: wire.Aborted, Message: "the call to '" + ev.Name + "' was cancelled: " + ctx.Err().Error(), Remedy: "Nothing to do.", Err: ctx.Err()}
 	}
 	if st != nil {
 		abandon(st)

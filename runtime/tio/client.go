@@ -50,7 +50,7 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 	}
 	cl.wg.Wait()
 	if ctx.Err() != nil {
-		return nil, &Error{Code: wire.Aborted, Message: "connecting was cancelled: " + ctx.Err().Error(), Remedy: "Nothing to do: the caller cancelled it.", Err: ctx.Err()}
+		return nil, &Error{Code: wire.Aborted, Message: "connecting was cancelled: " + ctx.Err().Error(), Remedy: "Nothing to do.", Err: ctx.Err()}
 	}
 	return nil, cl.err
 }

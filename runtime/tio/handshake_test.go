@@ -66,7 +66,7 @@ func TestSpec4_2_VersionMismatchCloses1000(t *testing.T) {
 	_, raw, _ := serveRaw(t, loopback.Options{}, ServerOptions{})
 	payload := wire.AppendHandshake(nil, wire.Handshake{V: 1, Events: testContract.table})
 	raw.frame(wire.FrameHandshake, wire.CodecJSON, 0, payload)
-	wantClose(t, raw.conn, wire.CloseProtocolVersionMismatch, "version 0 here and 1 at the peer")
+	wantClose(t, raw.conn, wire.CloseProtocolVersionMismatch, "version 0 here, 1 at the peer")
 }
 
 func TestSpec4_2_UnknownFeatureTokensIgnored(t *testing.T) {
@@ -216,7 +216,7 @@ func TestSpec2_WebSocketRefusedWithoutFallback(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(sconn, nil) }()
 	// Refused before the handshake: the server never opens its emit stream.
-	wantClose(t, cconn, wire.CloseReliabilityRefused, "event 'aim' is unreliable and declares no fallback")
+	wantClose(t, cconn, wire.CloseReliabilityRefused, "'aim' is unreliable with no fallback")
 	if _, err := cconn.AcceptEmit(context.Background()); err == nil {
 		t.Fatal("the refused server sent its emit stream")
 	}

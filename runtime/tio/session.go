@@ -193,7 +193,7 @@ func (s *session) start(acceptHere bool) (accept bool) {
 	// unreliable event has no session, refused before the handshake.
 	if s.mapping == transport.WebSocket && s.contract.firstUndeclared != "" {
 		s.closeWith(wire.CloseReliabilityRefused, fmt.Sprintf(
-			"event '%s' is unreliable and declares no fallback for the WebSocket mapping (§7.6)", s.contract.firstUndeclared))
+			"'%s' is unreliable with no fallback", s.contract.firstUndeclared))
 		return false
 	}
 	s.hsMu.Lock()
@@ -262,7 +262,7 @@ func (s *session) handshakeExpired() {
 	s.hsMu.Unlock()
 	if expired {
 		s.metrics.Hit(metrics.LimitHandshakeTimeout)
-		s.closeWith(wire.CloseHandshakeTimeout, fmt.Sprintf("no handshake from the peer within %d ms (§4.1)", s.opts.HandshakeTimeout.Milliseconds()))
+		s.closeWith(wire.CloseHandshakeTimeout, fmt.Sprintf("no handshake in %d ms", s.opts.HandshakeTimeout.Milliseconds()))
 	}
 }
 
@@ -759,7 +759,7 @@ func (s *session) readLoop() {
 	}
 	s.traffic.In(metrics.LaneEmit, frameLen(f))
 	if f.Type != wire.FrameHandshake {
-		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("frame 0 of the emit stream is %s, not HANDSHAKE (§3.1)", f.Type))
+		s.closeWith(wire.CloseProtocolError, fmt.Sprintf("frame 0 is %s, not HANDSHAKE", f.Type))
 		return
 	}
 	if !s.acceptHandshake(f.Payload) {
@@ -822,7 +822,7 @@ func (s *session) acceptHandshake(payload []byte) bool {
 		return false
 	}
 	if h.V != wire.ProtocolVersion {
-		s.closeWith(wire.CloseProtocolVersionMismatch, fmt.Sprintf("protocol version %d here and %d at the peer (§4.2)", wire.ProtocolVersion, h.V))
+		s.closeWith(wire.CloseProtocolVersionMismatch, fmt.Sprintf("version %d here, %d at the peer", wire.ProtocolVersion, h.V))
 		return false
 	}
 	if err := wire.CompareTables(s.contract.table, h.Events); err != nil {

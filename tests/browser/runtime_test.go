@@ -245,8 +245,8 @@ func runRuntimeScenarios(t *testing.T, b browser) {
 			// so no larger share is required. Firefox mostly reports a reset with no
 			// code (a TypeError), which the runtime names as a reset with an
 			// unknown code, and now and then the code.
-			tooMany := "WT_TOO_MANY_STREAMS: the peer refused the call to 'hang': over 256 concurrent call streams (§10.1)"
-			unknown := "WT_PROTOCOL_ERROR: the responder of 'hang' reset the call stream with code unknown before completing it"
+			tooMany := "WT_TOO_MANY_STREAMS: 'hang': over 256 calls"
+			unknown := "WT_PROTOCOL_ERROR: 'hang': reset, code ?"
 			t.Logf("the 44 refused calls rejected as %v", r.Refusals)
 			switch b {
 			case chromium:

@@ -42,14 +42,14 @@ func TestSpec2_ReliabilityRefusedOverWebSocket(t *testing.T) {
 	t.Run("ClientContractUndeclared", func(t *testing.T) {
 		s := startServer(t, serverConfig{contract: declaredContract(t)})
 		_, err := s.tryConnect(t, websocketMapping, undeclaredContract(t), target{})
-		wantErr(t, "the client", err, wire.ReliabilityRefused, "closed by this side", "event 'move'")
-		wantErr(t, "the server", s.nextEnd(t), wire.ReliabilityRefused, "closed by the peer", "event 'move'")
+		wantErr(t, "the client", err, wire.ReliabilityRefused, "closed by this side", "'move' is unreliable with no fallback")
+		wantErr(t, "the server", s.nextEnd(t), wire.ReliabilityRefused, "closed by the peer", "'move' is unreliable with no fallback")
 	})
 	t.Run("ServerContractUndeclared", func(t *testing.T) {
 		s := startServer(t, serverConfig{contract: undeclaredContract(t)})
 		_, err := s.tryConnect(t, websocketMapping, declaredContract(t), target{})
-		wantErr(t, "the client", err, wire.ReliabilityRefused, "closed by the peer", "event 'move'")
-		wantErr(t, "the server", s.nextEnd(t), wire.ReliabilityRefused, "closed by this side", "event 'move'")
+		wantErr(t, "the client", err, wire.ReliabilityRefused, "closed by the peer", "'move' is unreliable with no fallback")
+		wantErr(t, "the server", s.nextEnd(t), wire.ReliabilityRefused, "closed by this side", "'move' is unreliable with no fallback")
 		// Before the handshake: the peer never sees the server's frame 0.
 		r := s.raw(t, websocketMapping, target{})
 		info := r.closed(t)

@@ -104,7 +104,7 @@ func versionMismatchRefused(t *testing.T, m mapping) {
 	if info.Code != wire.CloseProtocolVersionMismatch || !info.Remote {
 		t.Fatalf("the raw peer's session ended %+v, want the server's WT_PROTOCOL_VERSION_MISMATCH", info)
 	}
-	wantErr(t, "the server", s.nextEnd(t), wire.ProtocolVersionMismatch, "protocol version 0 here and 1 at the peer")
+	wantErr(t, "the server", s.nextEnd(t), wire.ProtocolVersionMismatch, "version 0 here, 1 at the peer")
 }
 
 // §4.1: a peer that opens its emit stream and never writes its handshake is
@@ -117,7 +117,7 @@ func handshakeDeadline(t *testing.T, m mapping) {
 	if info.Code != wire.CloseHandshakeTimeout || !info.Remote {
 		t.Fatalf("the silent peer's session ended %+v, want the server's WT_HANDSHAKE_TIMEOUT", info)
 	}
-	wantErr(t, "the server", s.nextEnd(t), wire.HandshakeTimeout, "no handshake from the peer within 200 ms")
+	wantErr(t, "the server", s.nextEnd(t), wire.HandshakeTimeout, "no handshake in 200 ms")
 }
 
 // §5.3, §5.5: a fault on the emit lane (here an EMIT whose codec is not the

@@ -55,7 +55,7 @@ func TestSpec10_3_DevPinOfExpiredCertificate(t *testing.T) {
 	late.Advance(h.cert.NotAfter().Sub(late.Now()) + time.Hour)
 	_, err := DevPin(ctx5s(t), h.srv.URL(), late)
 	wantCode(t, err, wire.CertExpired)
-	if !contains(err.Error(), "Mint a new development certificate and reload") {
+	if !contains(err.Error(), "Mint a new certificate and reload") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -6,7 +6,7 @@
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError } from './connector.js';
-import { RefusedError, TransportError } from './errors.js';
+import { protocolError, RefusedError, TransportError } from './errors.js';
 import { Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
@@ -56,8 +56,8 @@ export interface CallOptions {
 /** The host's clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (h) => globalThis.clearTimeout(h as ReturnType<typeof globalThis.setTimeout>),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
 const emptyStats: Stats = Object.freeze({
@@ -103,7 +103,8 @@ export class Client {
     this.#contract = compileContract(opts.contract);
     this.#connector = opts.connect;
     this.#clock = opts.clock ?? systemClock;
-    if (opts.reconnect !== undefined && opts.reconnect.minMs > 0 && opts.reconnect.maxMs >= opts.reconnect.minMs) this.#reconnect = opts.reconnect;
+    const r = opts.reconnect;
+    if (r !== undefined && r.minMs > 0 && r.maxMs >= r.minMs) this.#reconnect = r;
   }
 
   /**
@@ -128,7 +129,7 @@ export class Client {
    */
   async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
     const n = typeof code === 'number' ? code : SessionCode[code];
-    if (n === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `${String(code)} is not a session close code (§10.2)`);
+    if (n === undefined) throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
     if (run === undefined) return;
     run.stop(n, reason);
@@ -158,8 +159,8 @@ export class Client {
    */
   on(name: string, handler: Handler): () => void {
     const ev = this.#contract.byName.get(name);
-    if (ev === undefined) throw new TypeError(`event '${name}' is not in contract ${this.#contract.name}`);
-    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`event '${name}' is not an event the server sends`);
+    if (ev === undefined) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
+    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
     let set = this.#handlers.get(name);
     if (set === undefined) {
       set = new Set();
@@ -229,21 +230,11 @@ export class Client {
 
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
-    const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur };
-    let changed = false;
-    for (const k of Object.keys(patch) as Array<keyof Snapshot>) {
-      if (k === 'rooms') {
-        const a = patch.rooms as readonly string[];
-        if (a.length !== cur.rooms.length || a.some((r, i) => r !== cur.rooms[i])) {
-          next.rooms = a.length === 0 ? noRooms : Object.freeze([...a]);
-          changed = true;
-        }
-      } else if (patch[k] !== cur[k]) {
-        (next as Record<string, unknown>)[k] = patch[k];
-        changed = true;
-      }
-    }
-    if (!changed) return;
+    const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
+    // Rooms compare by content: the same rooms keep the same (frozen) array.
+    const a = next.rooms;
+    if (a !== cur.rooms) next.rooms = a.length === cur.rooms.length && a.every((r, i) => r === cur.rooms[i]) ? cur.rooms : a.length === 0 ? noRooms : Object.freeze([...a]);
+    if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     for (const l of [...this.#listeners]) l();
   }
@@ -260,7 +251,7 @@ export class Client {
         for (;;) {
           if (run.stopped) {
             opened.conn.close(run.closeCode, run.closeReason);
-            err = new TransportError('WT_SESSION_CLOSED', 'the client was closed');
+            err = new TransportError('WT_SESSION_CLOSED', 'client closed');
             break;
           }
           ({ err, established } = await this.#runSession(run, opened));
@@ -390,7 +381,7 @@ class Run {
       };
       const onAbort = () => {
         this.#waiters.delete(w);
-        reject(new TransportError('WT_ABORTED', 'the call was cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do: the caller cancelled it.' }));
+        reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
       };
       if (signal?.aborted === true) return onAbort();
       signal?.addEventListener('abort', onAbort);
@@ -404,7 +395,7 @@ class Run {
     this.closeCode = code;
     this.closeReason = reason;
     this.abort.abort();
-    this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
+    this.failed(new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#wake?.();
   }
 
@@ -423,7 +414,7 @@ class Run {
   }
 
   finish(): void {
-    this.failed(new TransportError('WT_SESSION_CLOSED', 'the client was closed'));
+    this.failed(new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#resolveDone();
   }
 }

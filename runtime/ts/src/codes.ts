@@ -101,9 +101,8 @@ export function resetCodeName(code: number): ResetCodeName | undefined {
  * for WT_ABORTED and WT_TOO_MANY_STREAMS its §10.1 reset byte.
  */
 export function codeNumber(code: string): number | undefined {
-  if (code in SessionCode) return SessionCode[code as SessionCodeName];
-  if (code in ResetCode) return ResetCode[code as ResetCodeName];
-  return undefined;
+  // WT_NO_ERROR is 0 in both tables.
+  return SessionCode[code as SessionCodeName] ?? ResetCode[code as ResetCodeName];
 }
 
 /** The §3.3 mapping of session close codes onto WebSocket close codes. */
@@ -122,7 +121,7 @@ export const WebSocketInternalError = 1011;
  * socket-level close with no session code rather than as a wrong one.
  */
 export function webSocketCloseCode(sessionCode: number): number {
-  if (sessionCode === SessionCode.WT_NO_ERROR) return WebSocketNormalClosure;
+  if (sessionCode === CloseNoError) return WebSocketNormalClosure;
   if (sessionCode > webSocketCodeMax - WebSocketCodeBase) return WebSocketInternalError;
   return WebSocketCodeBase + sessionCode;
 }
@@ -135,7 +134,7 @@ export function webSocketCloseCode(sessionCode: number): number {
  * session ended with no code (§11).
  */
 export function sessionCodeFromWebSocket(ws: number): number | undefined {
-  if (ws === WebSocketNormalClosure) return SessionCode.WT_NO_ERROR;
+  if (ws === WebSocketNormalClosure) return CloseNoError;
   if (ws >= WebSocketCodeBase && ws <= webSocketCodeMax) return ws - WebSocketCodeBase;
   return undefined;
 }
@@ -146,32 +145,32 @@ export const MaxCloseReason = 1024;
 export const MaxWebSocketReason = 123;
 
 const remedies: Record<KnownCode, string> = {
-  WT_NO_ERROR: 'Nothing to do: it ended normally.',
-  WT_ABORTED: 'Abandon the work: the initiator cancelled, which is routine.',
-  WT_TOO_MANY_STREAMS: 'Keep at most 256 calls in flight per session and retry.',
-  WT_PROTOCOL_VERSION_MISMATCH: "Upgrade one side to the peer's protocol version.",
-  WT_CONTRACT_MISMATCH: 'Declare the named event with the same id and lane on both sides.',
-  WT_HANDSHAKE_TIMEOUT: 'Make the peer send its handshake within 5000 ms.',
-  WT_PEER_TOO_SLOW: 'Consume faster: the peer fell 256 frames behind.',
-  WT_PROTOCOL_ERROR: 'Fix the peer: it broke the framing rules.',
-  WT_IDLE_TIMEOUT: 'Reconnect: nothing arrived for 45000 ms.',
-  WT_RELIABILITY_REFUSED: 'Use a transport with datagrams, or declare a fallback for every unreliable event.',
-  WT_UNAUTHORIZED: 'Do not retry without a new credential.',
-  WT_NO_SUPPORT: 'Use a runtime with WebTransport, or configure a WebSocket fallback.',
-  WT_LANE_UNAVAILABLE: 'Use WebTransport: the WebSocket mapping has no call streams.',
-  WT_DATAGRAM_TOO_LARGE: 'Shorten the payload, or move the event to the reliable lane.',
+  WT_NO_ERROR: 'Nothing to do.',
+  WT_ABORTED: 'Abandon the work; this is routine.',
+  WT_TOO_MANY_STREAMS: 'Retry with fewer calls at once.',
+  WT_PROTOCOL_VERSION_MISMATCH: 'Upgrade one side.',
+  WT_CONTRACT_MISMATCH: 'Declare the event alike on both sides.',
+  WT_HANDSHAKE_TIMEOUT: 'Check the peer speaks transport-io.',
+  WT_PEER_TOO_SLOW: 'Consume faster.',
+  WT_PROTOCOL_ERROR: 'Fix the peer.',
+  WT_IDLE_TIMEOUT: 'Reconnect.',
+  WT_RELIABILITY_REFUSED: 'Use datagrams, or declare fallbacks.',
+  WT_UNAUTHORIZED: 'Retry only with a new credential.',
+  WT_NO_SUPPORT: 'Use WebTransport, or a WebSocket fallback.',
+  WT_LANE_UNAVAILABLE: 'Make calls over WebTransport.',
+  WT_DATAGRAM_TOO_LARGE: 'Shorten the payload, or make the event reliable.',
   WT_ROOM_NOT_JOINED: 'Join the room first.',
   WT_SESSION_CLOSED: 'Reconnect and retry.',
-  WT_HANDSHAKE_FAILED: "Check the pinned certificate hash, the certificate's expiry and that the server is up.",
-  WT_UDP_UNREACHABLE: 'Open UDP to the server: something blocks QUIC.',
-  WT_CERT_EXPIRED: 'Mint a new development certificate and reload the client.',
-  WT_DEV_ONLY: 'Use this from loopback only.',
-  WT_PORT_IN_USE: 'Stop the process holding the port or pass another port.',
-  WT_PAYLOAD_TOO_LARGE: 'Keep payloads within 1 MiB, or 16 MiB on a call.',
-  WT_UNSUPPORTED_CODEC: 'Send codec 0x01 (JSON) or 0x02 (bytes) only.',
-  WT_UNKNOWN_EVENT: 'Deploy the same contract on both sides.',
-  WT_VALIDATION_FAILED: "Send a payload that matches the event's schema.",
-  WT_HANDLER_ERROR: "See the handler's message and the responder's logs.",
+  WT_HANDSHAKE_FAILED: "Check the server, its certificate and the pinned hash.",
+  WT_UDP_UNREACHABLE: 'Open UDP to the server.',
+  WT_CERT_EXPIRED: 'Mint a new certificate and reload.',
+  WT_DEV_ONLY: 'Use it from loopback only.',
+  WT_PORT_IN_USE: 'Free the port or pass another.',
+  WT_PAYLOAD_TOO_LARGE: 'Keep payloads within 1 MiB, 16 MiB on calls.',
+  WT_UNSUPPORTED_CODEC: 'Send codec 0x01 or 0x02.',
+  WT_UNKNOWN_EVENT: 'Deploy one contract on both sides.',
+  WT_VALIDATION_FAILED: 'Send a payload matching the schema.',
+  WT_HANDLER_ERROR: "See the responder's logs.",
 };
 
 /** The one-sentence advice the spec gives for a code, or '' for a code this package does not know. */

@@ -14,7 +14,8 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
   } catch {
     return undefined;
   }
-  return { scheme: u.protocol, origin: `${u.protocol}//${u.host}`, text: `${u.protocol}//${u.host}${u.pathname}` };
+  const origin = u.protocol + '//' + u.host;
+  return { scheme: u.protocol, origin, text: origin + u.pathname };
 }
 
 /** An error's message (its name when the message is empty), or any other value as a string. */
@@ -25,12 +26,12 @@ export function describeError(err: unknown): string {
 
 /** The error of an attempt the client gave up on (close() during connect). */
 export function abandoned(): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the client closed while connecting');
+  return new TransportError('WT_SESSION_CLOSED', 'client closed while connecting');
 }
 
 /** How a session ended, as pending operations and the client report it (§11). */
 export function closeError(info: CloseInfo): TransportError {
-  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing is resumed (§11).' });
+  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing resumes.' });
   if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
   const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
   let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
@@ -40,11 +41,14 @@ export function closeError(info: CloseInfo): TransportError {
 
 /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
 export function closedBy(cause: TransportError | undefined): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'it is closing'), { cause });
+  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'closing'), { cause });
 }
 
-/** Waits on clock for at most ms, or until p settles; reports whether p settled first. */
-export async function settlesWithin(p: Promise<unknown>, ms: number, clock: Clock): Promise<boolean> {
+/**
+ * Waits on clock for at most ms, or until p settles; reports whether p
+ * settled first, or what other resolved with if it came first.
+ */
+export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = new Promise<never>(() => {})): Promise<boolean | T> {
   let timer: unknown;
   const settled = await Promise.race([
     p.then(
@@ -52,6 +56,7 @@ export async function settlesWithin(p: Promise<unknown>, ms: number, clock: Cloc
       () => true,
     ),
     new Promise<false>((resolve) => (timer = clock.setTimeout(() => resolve(false), ms))),
+    other,
   ]);
   clock.clearTimeout(timer);
   return settled;

@@ -106,20 +106,20 @@ export function compileContract(c: Contract): CompiledContract {
   let firstUndeclared = '';
   for (const e of c.events) {
     const fail = (msg: string): never => {
-      throw new TypeError(`contract ${name}: event '${e.name}' ${msg}`);
+      throw new TypeError(`contract ${name}: '${e.name}' ${msg}`);
     };
     const codecOf = (slot: string, v: SlotCodec | undefined): Codec =>
-      v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} codec ${JSON.stringify(v)} (§5.3)`);
+      v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} ${JSON.stringify(v)}`);
     if (typeof e.name !== 'string' || e.name === '') throw new TypeError(`contract ${name}: an event has no name`);
-    if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}, not 1 to 4294967295 (§5.4)`);
+    if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}`);
     if (e.lane !== 'reliable' && e.lane !== 'unreliable') fail(`has lane ${JSON.stringify(e.lane)}`);
     const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
     if (e.shape === 'emit') {
-      if (e.result !== undefined) fail('is an emit with a result slot');
+      if (e.result !== undefined) fail('is emit with a result');
     } else if (e.shape === 'returns' || e.shape === 'yields') {
-      if (e.lane !== 'reliable') fail('is a call, which must be reliable');
-      if (e.from !== undefined) fail('is a call, which declares no direction');
+      if (e.lane !== 'reliable') fail('is an unreliable call');
+      if (e.from !== undefined) fail('is a call with from');
       resultCodec = codecOf(e.shape, e.result);
     } else {
       fail(`has shape ${JSON.stringify(e.shape)}`);
@@ -127,11 +127,11 @@ export function compileContract(c: Contract): CompiledContract {
     if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') fail(`has from ${JSON.stringify(e.from)}`);
     if (e.fallback !== undefined) {
       if (e.fallback !== 'newest') fail(`has fallback ${JSON.stringify(e.fallback)}`);
-      if (e.lane !== 'unreliable') fail('is reliable and declares a fallback (§7.6)');
+      if (e.lane !== 'unreliable') fail('is reliable with a fallback');
     }
-    if (byName.has(e.name)) fail('is declared twice');
+    if (byName.has(e.name)) fail('declared twice');
     const other = byId.get(e.id);
-    if (other !== undefined) fail(`shares id ${e.id} with '${other.name}' (§5.4)`);
+    if (other !== undefined) fail(`shares id ${e.id} with '${other.name}'`);
     const isEmit = e.shape === 'emit';
     const ev: CompiledEvent = {
       spec: e,

@@ -41,7 +41,7 @@ export class RefusedError extends TransportError {
   readonly reason: string;
 
   constructor(reason: string) {
-    super('WT_UNAUTHORIZED', 'session refused by the server: ' + reason);
+    super('WT_UNAUTHORIZED', 'refused: ' + reason);
     this.reason = reason;
   }
 
@@ -58,7 +58,7 @@ export class StreamResetError extends Error {
   readonly remote: boolean;
 
   constructor(code: number | undefined, remote: boolean, message?: string) {
-    super(message ?? `stream reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? 'unknown'}`);
+    super(message ?? `reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? '?'}`);
     this.code = code;
     this.remote = remote;
   }
@@ -73,4 +73,9 @@ export class StreamResetError extends Error {
  */
 export function redactQueries(s: string): string {
   return s.replace(/(:\/\/[^ \t\r\n"'`?]*)\?[^ \t\r\n"'`]*/g, '$1?…');
+}
+
+/** A WT_PROTOCOL_ERROR: the peer broke a framing rule (§5.5, §10.2). */
+export function protocolError(message: string): TransportError {
+  return new TransportError('WT_PROTOCOL_ERROR', message);
 }

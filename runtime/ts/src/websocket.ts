@@ -97,18 +97,18 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
 async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
   const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (Ctor === undefined) {
-    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebSocket; pass one in the options');
+    throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
   }
   const where = describeUrl(url);
   if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'the URL is not ws:// or wss://');
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
   }
   if (ctx.signal.aborted) throw abandoned();
   let sock: WebSocketLike;
   try {
     sock = new Ctor(url);
   } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `cannot open ${where.text}`, { cause: err });
+    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
@@ -121,8 +121,8 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   throw new TransportError(
     'WT_HANDSHAKE_FAILED',
     outcome === 'timeout'
-      ? `the upgrade at ${where.text} took over ${timeoutMs} ms`
-      : `the upgrade at ${where.text} failed (${outcome.why})`,
+      ? `${where.text}: no upgrade in ${timeoutMs} ms`
+      : `${where.text}: ${outcome.why}`,
   );
 }
 
@@ -159,8 +159,7 @@ class WebSocketConn implements Conn {
   #resolveClosed!: (info: CloseInfo) => void;
   #lastSent = 0;
   #lastRecv = 0;
-  #keepalive: unknown = undefined;
-  #idle: unknown = undefined;
+  #liveness: unknown = undefined;
 
   // The peer's emit stream: the bytes of its binary messages, in order.
   #unread: Uint8Array[] = [];
@@ -188,7 +187,7 @@ class WebSocketConn implements Conn {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
-      opening.failed('a socket error');
+      opening.failed('socket error');
       return;
     }
     if (this.#info !== null) return;
@@ -202,8 +201,7 @@ class WebSocketConn implements Conn {
     this.opening = null;
     if (opening === null) return;
     this.#lastSent = this.#lastRecv = this.#clock.now();
-    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs);
-    this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs);
+    this.#live();
     opening.opened();
   }
 
@@ -225,15 +223,12 @@ class WebSocketConn implements Conn {
     let bytes: Uint8Array;
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    else if (typeof data === 'string') {
-      this.close(CloseProtocolError, 'a text message: binary messages only (§3.3)');
-      return;
-    } else {
-      this.close(CloseProtocolError, 'a message not delivered as an ArrayBuffer');
+    else {
+      this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
       return;
     }
     if (bytes.length > MaxMessageSize) {
-      this.close(CloseProtocolError, `a WebSocket message over ${MaxMessageSize} bytes`);
+      this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
@@ -258,7 +253,7 @@ class WebSocketConn implements Conn {
     const opening = this.opening;
     if (opening !== null) {
       this.opening = null;
-      opening.failed(`socket close code ${wsCode}`);
+      opening.failed(`close code ${wsCode}`);
       return;
     }
     const code = sessionCodeFromWebSocket(wsCode);
@@ -269,8 +264,7 @@ class WebSocketConn implements Conn {
   #end(info: CloseInfo): boolean {
     if (this.#info !== null) return false;
     this.#info = info;
-    this.#clock.clearTimeout(this.#keepalive);
-    this.#clock.clearTimeout(this.#idle);
+    this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
     if (!info.remote && !info.lost) {
@@ -289,23 +283,18 @@ class WebSocketConn implements Conn {
     return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
-  // §3.3: an empty binary message once the interval has passed with nothing
-  // sent, then rearmed for the next deadline. (#end clears both timers.)
-  #keepaliveDue(): void {
-    let quiet = this.#clock.now() - this.#lastSent;
-    if (quiet >= KeepaliveIntervalMs) {
+  // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
+  // IdleTimeoutMs passed with nothing received (a keepalive counting), else
+  // an empty binary message once KeepaliveIntervalMs passed with nothing
+  // sent. (#end clears the timer.)
+  #live(): void {
+    const now = this.#clock.now();
+    if (now - this.#lastRecv >= IdleTimeoutMs) return this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
+    if (now - this.#lastSent >= KeepaliveIntervalMs) {
       this.#sendMessage(new Uint8Array(0));
-      quiet = 0;
+      this.#lastSent = now;
     }
-    this.#keepalive = this.#clock.setTimeout(() => this.#keepaliveDue(), KeepaliveIntervalMs - quiet);
-  }
-
-  // §3.3: WT_IDLE_TIMEOUT once the deadline has passed with nothing
-  // received, a keepalive counting.
-  #idleDue(): void {
-    const quiet = this.#clock.now() - this.#lastRecv;
-    if (quiet >= IdleTimeoutMs) this.close(CloseIdleTimeout, `nothing received for ${IdleTimeoutMs} ms`);
-    else this.#idle = this.#clock.setTimeout(() => this.#idleDue(), IdleTimeoutMs - quiet);
+    this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
   }
 
   #sendMessage(b: Uint8Array): boolean {
@@ -366,7 +355,7 @@ class WebSocketConn implements Conn {
   readonly #sendStream: SendStream = {
     write: async (chunk) => {
       if (this.#info !== null) throw this.#endedError();
-      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'the emit stream was closed');
+      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'emit stream closed');
       for (let i = 0; i < chunk.length; i += maxSendMessage) {
         if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
       }

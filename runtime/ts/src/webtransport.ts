@@ -61,11 +61,11 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
 async function openWebTransport(url: string, options: WebTransportOptions, ctx: ConnectContext): Promise<Opened> {
   const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
   if (typeof WT !== 'function') {
-    throw new TransportError('WT_NO_SUPPORT', 'this runtime has no WebTransport');
+    throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
   }
   const where = describeUrl(url);
   if (where === undefined || where.scheme !== 'https:') {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'the URL is not https://host[:port]/path');
+    throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
   }
   if (ctx.signal.aborted) throw abandoned();
   const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
@@ -74,7 +74,7 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   try {
     transport = new WT(url, init);
   } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `cannot open ${where.text}: ${describeError(err)}`, {
+    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${describeError(err)}`, {
       cause: err,
     });
   }
@@ -90,16 +90,16 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   if (outcome !== 'ready') {
     closeQuietly(transport);
     if (outcome === 'aborted') throw abandoned();
-    const cause = outcome === 'timeout' ? `not ready within ${timeoutMs} ms` : describeError(outcome.error);
+    const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
     if (await probe(where.origin, ctx)) {
-      throw new TransportError('WT_UDP_UNREACHABLE', `the handshake with ${where.origin} failed (${cause}); it answers over HTTPS`);
+      throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
     }
-    throw new TransportError('WT_HANDSHAKE_FAILED', `the handshake with ${where.origin} failed (${cause}); it does not answer over HTTPS`);
+    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
   }
   // §2: a session that would carry the unreliable lane reliably is refused,
   // before the handshake. Chromium leaves reliability undefined.
   if ((transport as { reliability?: string }).reliability === 'reliable-only') {
-    const reason = 'the session is reliable-only (HTTP/2) (§2)';
+    const reason = 'session is reliable-only';
     closeQuietly(transport, CloseReliabilityRefused, reason);
     throw new TransportError('WT_RELIABILITY_REFUSED', reason);
   }
@@ -160,7 +160,7 @@ function resetReason(code: number): unknown {
   if (typeof WTError === 'function') {
     try {
       return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
-        message: `transport-io reset code ${code}`,
+        message: 'reset',
         streamErrorCode: code,
       });
     } catch {
@@ -206,11 +206,6 @@ class WebTransportConn implements Conn {
     return closedBy(this.#info === null ? undefined : closeError(this.#info));
   }
 
-  /** Whether the session ended, waiting up to CloseWaitMs for it to say so. */
-  #endsSoon(): Promise<boolean> {
-    return settlesWithin(this.closed, CloseWaitMs, this.#clock);
-  }
-
   /**
    * Runs a session operation (opening or accepting a stream) on a session
    * that has not ended; its failure is the session's end, once closed says
@@ -221,8 +216,8 @@ class WebTransportConn implements Conn {
     try {
       return await op();
     } catch (err) {
-      if (await this.#endsSoon()) throw this.#endedError();
-      throw new TransportError('WT_SESSION_CLOSED', `${what} failed: ${describeError(err)}`, { cause: err });
+      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw this.#endedError();
+      throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
     }
   }
 
@@ -236,34 +231,28 @@ class WebTransportConn implements Conn {
   async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
     const code = streamErrorCode(err);
     if (code !== undefined) return new StreamResetError(code, true);
-    let timer: unknown;
-    const outcome = await Promise.race([
-      this.closed.then(() => 'ended' as const),
-      otherHalf ?? new Promise<never>(() => {}),
-      new Promise<'timeout'>((resolve) => (timer = this.#clock.setTimeout(() => resolve('timeout'), CloseWaitMs))),
-    ]);
-    this.#clock.clearTimeout(timer);
+    const outcome = await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf);
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
-    if (outcome === 'ended') return this.#endedError();
-    return new StreamResetError(undefined, true, `stream reset by the peer with no code (${describeError(err)})`);
+    if (outcome) return this.#endedError();
+    return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
   }
 
   openEmit(): Promise<SendStream> {
-    return this.#op('opening the emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter(), undefined));
+    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter(), undefined));
   }
 
   acceptEmit(): Promise<ReceiveStream> {
-    return this.#op("accepting the peer's emit stream", async () => {
+    return this.#op("accepting emit stream", async () => {
       const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
       const next = await incoming.read();
       // The peer opens exactly one (§3.1); any other waits unread.
       incoming.releaseLock();
-      if (next.done) throw new Error('no more incoming streams');
+      if (next.done) throw new Error('no stream');
       return streamOf(this, undefined, next.value.getReader());
     });
   }
 
-  readonly openCall = (): Promise<CallStream> => this.#op('opening a call stream', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
+  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
     if (this.#info !== null) return null;
@@ -304,8 +293,9 @@ class WebTransportConn implements Conn {
   };
 
   maxDatagramSize(): number {
-    const n = this.#t.datagrams.maxDatagramSize;
-    return typeof n === 'number' && n > 0 ? n : 0;
+    // A browser that reports none leaves it undefined; the engine reads
+    // anything but a positive size as none (§7.4).
+    return this.#t.datagrams.maxDatagramSize || 0;
   }
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */

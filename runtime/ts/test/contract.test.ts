@@ -12,21 +12,21 @@ test('§3.2 §5.3 §5.4 §7.6 compileContract refuses a malformed contract, nami
   const refused = (events: unknown[], want: string) =>
     assert.throws(() => compileContract({ name: 'c', events: events as EventSpec[] }), (e: unknown) => e instanceof TypeError && e.message === want);
   refused([{ ...ok, name: '' }], 'contract c: an event has no name');
-  refused([{ ...ok, id: 0 }], "contract c: event 'chat' has id 0, not 1 to 4294967295 (§5.4)");
-  refused([{ ...ok, id: 2 ** 32 }], "contract c: event 'chat' has id 4294967296, not 1 to 4294967295 (§5.4)");
-  refused([{ ...ok, id: 1.5 }], "contract c: event 'chat' has id 1.5, not 1 to 4294967295 (§5.4)");
-  refused([{ ...ok, lane: 'ordered' }], 'contract c: event \'chat\' has lane "ordered"');
-  refused([{ ...ok, payload: 'xml' }], 'contract c: event \'chat\' has payload codec "xml" (§5.3)');
-  refused([{ ...ok, result: 'json' }], "contract c: event 'chat' is an emit with a result slot");
-  refused([{ ...ok, shape: 'returns', lane: 'unreliable', result: 'json' }], "contract c: event 'chat' is a call, which must be reliable");
-  refused([{ ...ok, shape: 'yields', from: 'client', result: 'json' }], "contract c: event 'chat' is a call, which declares no direction");
-  refused([{ ...ok, shape: 'returns' }], "contract c: event 'chat' has returns codec undefined (§5.3)");
-  refused([{ ...ok, shape: 'ask' }], 'contract c: event \'chat\' has shape "ask"');
-  refused([{ ...ok, from: 'both' }], 'contract c: event \'chat\' has from "both"');
-  refused([{ ...ok, lane: 'unreliable', fallback: 'oldest' }], 'contract c: event \'chat\' has fallback "oldest"');
-  refused([{ ...ok, fallback: 'newest' }], "contract c: event 'chat' is reliable and declares a fallback (§7.6)");
-  refused([ok, { ...ok, id: 2 }], "contract c: event 'chat' is declared twice");
-  refused([ok, { ...ok, name: 'talk' }], "contract c: event 'talk' shares id 1 with 'chat' (§5.4)");
+  refused([{ ...ok, id: 0 }], "contract c: 'chat' has id 0");
+  refused([{ ...ok, id: 2 ** 32 }], "contract c: 'chat' has id 4294967296");
+  refused([{ ...ok, id: 1.5 }], "contract c: 'chat' has id 1.5");
+  refused([{ ...ok, lane: 'ordered' }], 'contract c: \'chat\' has lane "ordered"');
+  refused([{ ...ok, payload: 'xml' }], 'contract c: \'chat\' has payload "xml"');
+  refused([{ ...ok, result: 'json' }], "contract c: 'chat' is emit with a result");
+  refused([{ ...ok, shape: 'returns', lane: 'unreliable', result: 'json' }], "contract c: 'chat' is an unreliable call");
+  refused([{ ...ok, shape: 'yields', from: 'client', result: 'json' }], "contract c: 'chat' is a call with from");
+  refused([{ ...ok, shape: 'returns' }], "contract c: 'chat' has returns undefined");
+  refused([{ ...ok, shape: 'ask' }], 'contract c: \'chat\' has shape "ask"');
+  refused([{ ...ok, from: 'both' }], 'contract c: \'chat\' has from "both"');
+  refused([{ ...ok, lane: 'unreliable', fallback: 'oldest' }], 'contract c: \'chat\' has fallback "oldest"');
+  refused([{ ...ok, fallback: 'newest' }], "contract c: 'chat' is reliable with a fallback");
+  refused([ok, { ...ok, id: 2 }], "contract c: 'chat' declared twice");
+  refused([ok, { ...ok, name: 'talk' }], "contract c: 'talk' shares id 1 with 'chat'");
 });
 
 test('§5.4 compileContract indexes a valid contract by id and name, with its handshake table, once per contract', () => {

@@ -81,7 +81,7 @@ test('§3.2 §6.3 the returns shape accepts any number of responses: the first i
   await c2.end();
   const e = await rejection(q);
   assert.equal(e.code, 'WT_PROTOCOL_ERROR');
-  assert.equal(e.message, "the responder of 'echo' closed the call with no response (§3.2)");
+  assert.equal(e.message, "'echo': no response");
   assert.equal(h.client.getSnapshot().status, 'connected', 'a per-stream error keeps the session');
 });
 
@@ -92,16 +92,16 @@ test('§5.1 §5.3 §10.1 per-stream errors reject the call and keep the session'
     return b;
   };
   const cases: Array<[string, (c: ScriptedCall) => Promise<void> | void, string, RegExp]> = [
-    ['§5.3 result codec differs from the slot', async (c) => c.raw(encodeFrame(FrameType.CALL_RESPONSE, Codec.BYTES, 0, new Uint8Array([1]))), 'WT_PROTOCOL_ERROR', /event 'echo' returns slot is json; the frame carries bytes/],
+    ['§5.3 result codec differs from the slot', async (c) => c.raw(encodeFrame(FrameType.CALL_RESPONSE, Codec.BYTES, 0, new Uint8Array([1]))), 'WT_PROTOCOL_ERROR', /'echo' returns is json, not bytes/],
     ['§5.1 a response over the 16 MiB cap, judged from the header', async (c) => c.raw(header(FrameType.CALL_RESPONSE, 1, (16 << 20) + 1)), 'WT_PROTOCOL_ERROR', /WT_PAYLOAD_TOO_LARGE/],
-    ['§5.2 an EMIT on a call stream', async (c) => c.raw(encodeFrame(FrameType.EMIT, 1, 836792189, new Uint8Array([0x31]))), 'WT_PROTOCOL_ERROR', /EMIT frame in the response to 'echo'/],
-    ['§6.4 a malformed CALL_ERROR', async (c) => c.raw(encodeFrame(FrameType.CALL_ERROR, 1, 0, new TextEncoder().encode('{"code":"nope","message":""}'))), 'WT_PROTOCOL_ERROR', /CALL_ERROR payload/],
-    ['§10.1 reset WT_TOO_MANY_STREAMS (9)', (c) => c.stream.reset(9), 'WT_TOO_MANY_STREAMS', /over 256 concurrent call streams/],
-    ['§8 reset with another code', (c) => c.stream.reset(1), 'WT_PROTOCOL_ERROR', /reset the call stream with code 1/],
+    ['§5.2 an EMIT on a call stream', async (c) => c.raw(encodeFrame(FrameType.EMIT, 1, 836792189, new Uint8Array([0x31]))), 'WT_PROTOCOL_ERROR', /'echo': EMIT in a response/],
+    ['§6.4 a malformed CALL_ERROR', async (c) => c.raw(encodeFrame(FrameType.CALL_ERROR, 1, 0, new TextEncoder().encode('{"code":"nope","message":""}'))), 'WT_PROTOCOL_ERROR', /CALL_ERROR: code 'nope' is not WT_\*/],
+    ['§10.1 reset WT_TOO_MANY_STREAMS (9)', (c) => c.stream.reset(9), 'WT_TOO_MANY_STREAMS', /'echo': over 256 calls/],
+    ['§8 reset with another code', (c) => c.stream.reset(1), 'WT_PROTOCOL_ERROR', /'echo': reset, code 1/],
     ['§5 the stream ends inside a frame', async (c) => {
       await c.raw(header(FrameType.CALL_RESPONSE, 1, 5));
       await c.end();
-    }, 'WT_PROTOCOL_ERROR', /ended inside a frame/],
+    }, 'WT_PROTOCOL_ERROR', /'echo': stream ended mid-frame/],
   ];
   for (const [name, act, code, message] of cases) {
     await t.test(name, async () => {
@@ -173,7 +173,7 @@ test('§3.3 calls and streams on the WebSocket mapping fail WT_LANE_UNAVAILABLE 
   const h = await connected({ pair: { mapping: 'websocket' } });
   const e = await rejection(h.client.call('echo', 1));
   assert.equal(e.code, 'WT_LANE_UNAVAILABLE');
-  assert.equal(e.message, "'echo' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)");
+  assert.equal(e.message, "'echo': no calls over WebSocket");
   const it = h.client.stream('count', 1)[Symbol.asyncIterator]();
   assert.equal((await rejection(it.next())).code, 'WT_LANE_UNAVAILABLE');
   h.client.emit('chat', 'still here');

@@ -159,10 +159,10 @@ test('§3.3 a text message is a protocol error: the session closes WT_PROTOCOL_E
   const recv = await conn.acceptEmit();
   const reading = recv.read();
   sock.serverSend('hello');
-  await rejects(reading, 'WT_SESSION_CLOSED', /session closed by this side: a text message/);
+  await rejects(reading, 'WT_SESSION_CLOSED', /session closed by this side: text message, not binary/);
   const info = await conn.closed;
   assert.deepEqual({ code: info.code, remote: info.remote, lost: info.lost }, { code: 1004, remote: false, lost: false });
-  assert.match(info.reason, /binary messages only/);
+  assert.match(info.reason, /^text message, not binary$/);
   assert.equal(sock.closes[0]!.code, 4004);
 });
 
@@ -252,7 +252,7 @@ test('§3.3 a peer that closes ends the session at once: reads and writes fail, 
   sock.serverClose(4007, 'bad-token');
   // What the peer sent before its close is read first.
   assert.deepEqual(await recv.read(), new Uint8Array([1]));
-  await rejects(recv.read(), 'WT_SESSION_CLOSED', /refused by the server: bad-token/);
+  await rejects(recv.read(), 'WT_SESSION_CLOSED', /refused: bad-token/);
   await rejects(send.write(new Uint8Array([1])), 'WT_SESSION_CLOSED');
   await rejects(conn.openEmit(), 'WT_SESSION_CLOSED');
   conn.close(0, 'late');
@@ -338,6 +338,6 @@ test('§3.3 the emit stream has no half-close: after close() writes fail, the se
   const { conn, sock } = await open();
   const send = await conn.openEmit();
   await send.close();
-  await rejects(send.write(new Uint8Array([1])), 'WT_SESSION_CLOSED', /emit stream was closed/);
+  await rejects(send.write(new Uint8Array([1])), 'WT_SESSION_CLOSED', /^emit stream closed$/);
   assert.equal(sock.closes.length, 0);
 });

@@ -16,7 +16,7 @@ import {
   ResetTooManyStreams,
   SessionCode,
 } from '../codes.js';
-import { StreamResetError, TransportError } from '../errors.js';
+import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
@@ -112,7 +112,7 @@ type HandshakeState = 'pending' | 'accepted' | 'failed';
 function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Array {
   if (ev.payloadCodec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
-      throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
+      throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: pass a Uint8Array`);
     }
     return value;
   }
@@ -120,9 +120,9 @@ function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Arra
   try {
     text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
-    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} cannot be encoded: ${(e as Error).message}`);
+    throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: ${(e as Error).message}`);
   }
-  if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable`);
+  if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: not JSON`);
   return utf8Encode(text);
 }
 
@@ -134,18 +134,18 @@ function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Arra
  */
 function slotContent(ev: CompiledEvent, result: boolean, codec: number, b: Uint8Array): string | Uint8Array {
   const want = result ? ev.resultCodec : ev.payloadCodec;
-  if (codec !== want) protocolFault(`${slotIs(ev, result)}${codecName(want)}; the frame carries ${codecName(codec)} (§5.3)`);
+  if (codec !== want) protocolFault(`${slotOf(ev, result)} is ${codecName(want)}, not ${codecName(codec)}`);
   if (codec === CodecBytes) return b;
   try {
     return utf8Decode(b);
   } catch {
-    return protocolFault(slotIs(ev, result) + 'UTF-8 JSON; the payload is not UTF-8 (§5.3)');
+    return protocolFault(slotOf(ev, result) + ' is not UTF-8');
   }
 }
 
-/** The start of a §5.3 reason: it names the event and the slot. */
-function slotIs(ev: CompiledEvent, result: boolean): string {
-  return `event '${ev.name}' ${result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request'} slot is `;
+/** What a §5.3 reason names: the event and the slot. */
+function slotOf(ev: CompiledEvent, result: boolean): string {
+  return `'${ev.name}' ${result ? ev.shape : ev.shape === 'emit' ? 'payload' : 'request'}`;
 }
 
 /**
@@ -162,7 +162,7 @@ function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: bo
     try {
       value = JSON.parse(content);
     } catch {
-      throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not valid JSON`);
+      throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: not JSON`);
     }
   }
   let ok: unknown;
@@ -170,9 +170,9 @@ function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: bo
     if (decode !== undefined) value = decode(value);
     ok = validator?.(value);
   } catch (e) {
-    throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot}: ${(e as Error | undefined)?.message ?? String(e)}`, { cause: e });
+    throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: ${(e as Error | undefined)?.message ?? String(e)}`, { cause: e });
   }
-  if (ok === false) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} failed its validator`);
+  if (ok === false) throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: refused by its validator`);
   return value;
 }
 
@@ -253,14 +253,14 @@ export class Session {
     if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
       this.close(
         CloseReliabilityRefused,
-        `event '${this.#contract.firstUndeclared}' is unreliable and declares no fallback for the WebSocket mapping (§7.6)`,
+        `'${this.#contract.firstUndeclared}' is unreliable with no fallback`,
       );
       return;
     }
     this.#hsTimer = this.#clock.setTimeout(() => {
       if (this.#hsState !== 'pending') return;
       this.#hsState = 'failed';
-      this.close(CloseHandshakeTimeout, `no handshake from the peer within ${HandshakeTimeout} ms (§4.1)`);
+      this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
     }, HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
@@ -327,11 +327,11 @@ export class Session {
   /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
   #lookupSend(name: string, shape: CompiledEvent['shape']): CompiledEvent {
     const ev = this.#contract.byName.get(name);
-    if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `event '${name}' is not in contract ${this.#contract.name}`);
+    if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `'${name}' is not in ${this.#contract.name}`);
     if (ev.shape !== shape) {
-      throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is a ${ev.lane} ${ev.shape} event, not a ${ev.lane} ${shape} one`);
+      throw protocolError(`'${ev.name}' is ${ev.shape}, not ${shape}`);
     }
-    if (!ev.sentByClient) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}' is not sent by the client (its contract direction)`);
+    if (!ev.sentByClient) throw protocolError(`'${ev.name}' is from the server`);
     return ev;
   }
 
@@ -349,7 +349,7 @@ export class Session {
     if (ev.lane === 'reliable') {
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
       if (this.#qPayload.length === EmitQueueFrames) {
-        const reason = `emit queue exceeded ${EmitQueueFrames} frames (§9)`;
+        const reason = `emit queue over ${EmitQueueFrames} frames`;
         this.close(ClosePeerTooSlow, reason);
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
@@ -370,10 +370,10 @@ export class Session {
   }
 
   #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
-    if (payload.length === 0) throw new TransportError('WT_PROTOCOL_ERROR', `event '${ev.name}': a datagram payload cannot be empty (§7.2)`);
+    if (payload.length === 0) throw protocolError(`'${ev.name}': empty datagram`);
     const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
-      throw new TransportError('WT_DATAGRAM_TOO_LARGE', `event '${ev.name}': payload of ${payload.length} bytes exceeds the ${limit}-byte datagram limit (§7.4)`);
+      throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
     }
     const seq = nextSeq(this.#seqs.get(ev.id) ?? 0);
     this.#seqs.set(ev.id, seq);
@@ -404,7 +404,7 @@ export class Session {
     try {
       st = await this.#conn.openEmit();
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.close(CloseProtocolError, 'cannot open the emit stream: ' + describeError(e));
+      if (!this.isEnded && !isSessionEnd(e)) this.close(CloseProtocolError, 'emit stream: ' + describeError(e));
       return;
     }
     const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
@@ -469,10 +469,10 @@ export class Session {
   #writeFailed(e: unknown): void {
     if (this.isEnded || isSessionEnd(e)) return;
     if (e instanceof StreamResetError) {
-      this.close(CloseProtocolError, `the peer stopped this side's emit stream with code ${e.code ?? 'unknown'} (§5.5)`);
+      this.close(CloseProtocolError, `emit stream stopped, code ${e.code ?? '?'}`);
       return;
     }
-    this.close(CloseProtocolError, 'emit stream write failed: ' + describeError(e));
+    this.close(CloseProtocolError, 'emit stream: ' + describeError(e));
   }
 
   // ---- receiving ------------------------------------------------------
@@ -496,20 +496,20 @@ export class Session {
         try {
           chunk = await rs.read();
         } catch (e) {
-          if (e instanceof StreamResetError) protocolFault(`the peer reset its emit stream with code ${e.code ?? 'unknown'} (§3.1, §5.5)`);
+          if (e instanceof StreamResetError) protocolFault(`peer's emit stream reset, code ${e.code ?? '?'}`);
           return; // the session ended
         }
         if (this.isEnded) return;
         if (chunk === null) {
           // The peer finished its emit stream: its close (or loss) follows.
-          if (!dec.atBoundary) protocolFault("the peer's emit stream ended inside a frame (§5)");
+          if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
           return;
         }
         dec.push(chunk);
         for (let f = dec.next(); f !== undefined; f = dec.next()) {
           if (first) {
             first = false;
-            if (f.type !== FrameHandshake) protocolFault(`frame 0 of the emit stream is ${frameTypeName(f.type)}, not HANDSHAKE (§3.1)`);
+            if (f.type !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
             this.#acceptHandshake(f.payload);
           } else {
             this.#dispatch(f);
@@ -526,7 +526,7 @@ export class Session {
   #acceptHandshake(payload: Uint8Array): void {
     const h = decodeHandshake(payload);
     if (h.v !== ProtocolVersion) {
-      throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `protocol version ${ProtocolVersion} here and ${h.v} at the peer (§4.2)`);
+      throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${h.v} at the peer`);
     }
     compareTables(this.#contract.table, h.events);
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
@@ -545,7 +545,7 @@ export class Session {
       const ev = this.#contract.byId.get(f.eventId);
       if (ev === undefined) this.#counters.unknownDropped++;
       else {
-        if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT frame for event '${ev.name}', which is a ${ev.lane} ${ev.shape} event (§5.2)`);
+        if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT of ${ev.lane} ${ev.shape} '${ev.name}'`);
         const content = this.#accepts(ev, f.codec, f.payload);
         if (content !== undefined) this.#deliver(ev, content);
       }
@@ -560,7 +560,7 @@ export class Session {
       this.#receiveDatagram(f.payload);
     } else {
       protocolFault(
-        t === FrameDatagram ? 'DATAGRAM frame on the WebTransport mapping (§3.3)' : `${frameTypeName(t)} frame on the emit stream (§5.2)`,
+        `${frameTypeName(t)} on the emit stream`,
       );
     }
   }
@@ -629,7 +629,7 @@ export class Session {
     const ev = this.#contract.byId.get(d.eventId);
     if (ev === undefined) this.#counters.unknownDropped++;
     else {
-      if (ev.lane !== 'unreliable') protocolFault(`a datagram carries event '${ev.name}', which is ${ev.lane} (§3)`);
+      if (ev.lane !== 'unreliable') protocolFault(`datagram of ${ev.lane} '${ev.name}'`);
       const content = this.#accepts(ev, d.codec, d.payload);
       if (content === undefined) return;
       if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, content);
@@ -665,7 +665,7 @@ export class Session {
     const late = new Promise<never>(
       (_, reject) =>
         (timer = this.#clock.setTimeout(
-          () => reject(new TransportError('WT_ABORTED', `the call request did not arrive whole within ${RequestTimeout} ms; this side abandoned it`)),
+          () => reject(new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`)),
           RequestTimeout,
         )),
     );
@@ -693,16 +693,16 @@ export class Session {
     const ev = this.#contract.byId.get(f.eventId);
     let code = 'WT_PROTOCOL_ERROR';
     let why: string;
-    if (f.type !== FrameCallRequest) why = `the first frame of a call stream is ${frameTypeName(f.type)}, not CALL_REQUEST (§5.2)`;
+    if (f.type !== FrameCallRequest) why = `call opened by ${frameTypeName(f.type)}`;
     else if (ev === undefined) {
       code = 'WT_UNKNOWN_EVENT';
-      why = `event id ${f.eventId} is not in contract ${this.#contract.name} (§5.4)`;
-    } else if (ev.shape === 'emit') why = `event '${ev.name}' is an emit, not a call (§3.2)`;
+      why = `id ${f.eventId} is not in ${this.#contract.name}`;
+    } else if (ev.shape === 'emit') why = `'${ev.name}' is emit, not a call`;
     else {
       try {
         slotContent(ev, false, f.codec, f.payload);
         this.#counters.directionDropped++;
-        why = `event '${ev.name}' is a call, which only the client makes`;
+        why = `'${ev.name}' is a call: only clients call`;
       } catch (e) {
         why = (e as TransportError).message;
       }
@@ -726,7 +726,7 @@ export class Session {
     let response: string | Uint8Array | undefined;
     // Any number of responses is accepted (§3.2); the first is the answer.
     for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
-    if (response === undefined) throw new TransportError('WT_PROTOCOL_ERROR', `the responder of '${ev.name}' closed the call with no response (§3.2)`);
+    if (response === undefined) throw protocolError(`'${ev.name}': no response`);
     return decodeValue(ev, response, true);
   }
 
@@ -761,7 +761,7 @@ export class Session {
       for (;;) {
         const chunk = await guard.read(st);
         if (chunk === null) {
-          if (!dec.atBoundary) throw guard.failed(st, new Error('the stream ended inside a frame (§5)'));
+          if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
           finished = true;
           if (!fin) await st.close().catch(() => {}); // the sequence is complete
           return;
@@ -791,7 +791,7 @@ export class Session {
   async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
     const openCall = this.#conn.openCall;
     if (this.mapping === 'websocket' || openCall === undefined) {
-      throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)`);
+      throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeValue(ev, value, 'request');
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
@@ -899,11 +899,11 @@ class CallGuard {
     if (this.#session.isEnded) err = this.#session.closedError();
     else if (this.#signal?.aborted === true) err = this.#abortedError();
     else if (e instanceof StreamResetError && e.code === 9) {
-      err = new TransportError('WT_TOO_MANY_STREAMS', `the peer refused the call to '${this.#ev.name}': over 256 concurrent call streams (§10.1)`);
+      err = new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`);
     } else if (e instanceof StreamResetError) {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the responder of '${this.#ev.name}' reset the call stream with code ${e.code ?? 'unknown'} before completing it`);
+      err = protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
     } else {
-      err = new TransportError('WT_PROTOCOL_ERROR', `the call to '${this.#ev.name}' failed: ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
+      err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
     if (st !== undefined && !this.#session.isEnded) abandon(st);
@@ -926,9 +926,9 @@ class CallGuard {
 
   #abortedError(): TransportError {
     const reason: unknown = this.#signal?.reason;
-    const e = new TransportError('WT_ABORTED', `the call to '${this.#ev.name}' was cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+    const e = new TransportError('WT_ABORTED', `'${this.#ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
       cause: reason,
-      remedy: 'Nothing to do: the caller cancelled it.',
+      remedy: 'Nothing to do.',
     });
     this.#own.add(e);
     return e;
@@ -993,7 +993,7 @@ function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | 
     throw remoteCallError(f.payload);
   }
   try {
-    if (f.type !== FrameCallResponse) protocolFault(`${frameTypeName(f.type)} frame in the response to '${ev.name}' (§5.2)`);
+    if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
     return slotContent(ev, true, f.codec, f.payload);
   } catch (e) {
     abandon(st);
@@ -1019,7 +1019,7 @@ function isSessionEnd(e: unknown): boolean {
 
 /** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
 function protocolFault(reason: string): never {
-  throw new TransportError('WT_PROTOCOL_ERROR', reason);
+  throw protocolError(reason);
 }
 
 function reportError(e: unknown): void {

@@ -1,7 +1,7 @@
 // Datagrams of the unreliable lane (§7.1–§7.4). Mirrors the Go runtime's
 // wire/datagram.go.
 
-import { TransportError } from '../errors.js';
+import { protocolError, TransportError } from '../errors.js';
 import { codecKnown, codecName, getU32, putU32, type Codec } from './frame.js';
 
 /** The fixed overhead of a datagram: codec, event id, origin and sequence (§7.2). */
@@ -45,9 +45,9 @@ export function parseDatagram(b: Uint8Array): Datagram | undefined {
   if (b.length < DatagramHeaderLen) return undefined;
   const codec = b[0] as number;
   const eventId = getU32(b, 1);
-  if (!codecKnown(codec)) throw new TransportError('WT_UNSUPPORTED_CODEC', `datagram with reserved ${codecName(codec)} (§5.3)`);
-  if (eventId === 0) throw new TransportError('WT_PROTOCOL_ERROR', 'datagram with event id 0 (§7.2)');
-  if (b.length === DatagramHeaderLen) throw new TransportError('WT_PROTOCOL_ERROR', 'datagram with an empty payload (§7.2)');
+  if (!codecKnown(codec)) throw new TransportError('WT_UNSUPPORTED_CODEC', `datagram of reserved ${codecName(codec)}`);
+  if (eventId === 0) throw protocolError('datagram of event id 0');
+  if (b.length === DatagramHeaderLen) throw protocolError('empty datagram');
   return { codec, eventId, origin: getU32(b, 5), seq: getU32(b, 9), payload: b.subarray(DatagramHeaderLen) };
 }
 

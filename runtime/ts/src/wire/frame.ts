@@ -3,7 +3,7 @@
 // Pure: no I/O, no timers. Mirrors the Go runtime's wire/frame.go and
 // wire/reader.go, check for check and in the same order.
 
-import { TransportError } from '../errors.js';
+import { protocolError, TransportError } from '../errors.js';
 import {
   CodecBytes,
   CodecJson,
@@ -107,14 +107,14 @@ export interface Frame {
  */
 function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
   // The valid case allocates nothing: a message is built only for a fault.
-  if (!frameTypeKnown(t)) return new TransportError('WT_PROTOCOL_ERROR', `reserved frame ${frameTypeName(t)} (§5.2)`);
+  if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
   const cap = maxPayloadOf(t);
-  if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload of ${payloadLen} bytes exceeds the ${cap}-byte cap (§5.1)`);
-  if (reserved !== 0) return headerError(t, 'WT_PROTOCOL_ERROR', `frame with reserved bits 0x${reserved.toString(16).padStart(4, '0')} set (§5.1)`);
-  if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `frame with reserved ${codecName(c)} (§5.3)`);
-  if (isControl(t) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `frame with ${codecName(c)}; control frames carry codec 0x01 (§5.3)`);
+  if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
+  if (reserved !== 0) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
+  if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
+  if (isControl(t) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
   if ((eventId === 0) === hasEventId(t)) {
-    return headerError(t, 'WT_PROTOCOL_ERROR', eventId === 0 ? 'frame with event id 0 (§5.4)' : `frame with event id ${eventId}; it must be 0 (§5.4)`);
+    return headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
   }
   return undefined;
 }
@@ -128,7 +128,7 @@ function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARG
  * payload size: the encoder refuses to build a frame a peer must reject.
  */
 export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
-  if (payloadLen === 0) throw new TransportError('WT_PROTOCOL_ERROR', `${frameTypeName(t)} frame with an empty payload (§5.1)`);
+  if (payloadLen === 0) throw protocolError(`${frameTypeName(t)} with no payload`);
   const err = checkHeader(t, c, eventId, payloadLen);
   if (err !== undefined) throw err;
 }
@@ -232,7 +232,7 @@ export class FrameDecoder {
     if (this.#n < 0) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
-      if (length < minLength) return this.#fail(new TransportError('WT_PROTOCOL_ERROR', `frame length ${length} is below the minimum of ${minLength} (§5.1)`));
+      if (length < minLength) return this.#fail(protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
       const t = b[at + 4] as number;
       const c = b[at + 5] as number;

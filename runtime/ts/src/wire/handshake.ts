@@ -3,7 +3,7 @@
 // Go runtime's wire/handshake.go, refusal wording included, so both
 // runtimes name a conflicting event the same way.
 
-import { TransportError } from '../errors.js';
+import { protocolError, TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
 import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort } from './json.js';
 import { utf8Encode } from './utf8.js';
@@ -77,17 +77,17 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
   let events: EventEntry[] | undefined;
   try {
     const integral = decodeObject(payload, (key, raw) => {
-      if (key === 'v') v = jsonInt(raw, "field 'v'");
-      else if (key === 'feat') feat = jsonArray(raw, "field 'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
+      if (key === 'v') v = jsonInt(raw, "'v'");
+      else if (key === 'feat') feat = jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
       else if (key === 'events') events = decodeEvents(raw);
-      else throw new Error(`unknown field ${quoteShort(key)}`);
+      else throw new Error(`unknown ${quoteShort(key)}`);
     });
     const missing = v === undefined ? 'v' : feat === undefined ? 'feat' : events === undefined ? 'events' : '';
-    if (missing !== '') throw new Error(`field '${missing}' is missing`);
+    if (missing !== '') throw new Error(`no '${missing}'`);
     // Its numbers are v and the ids: integers, written as such.
-    if (!integral) throw new Error('a number is not written as an integer');
+    if (!integral) throw new Error('a number not an integer');
   } catch (e) {
-    throw new TransportError('WT_PROTOCOL_ERROR', `handshake: ${(e as Error).message} (§4.1)`);
+    throw protocolError(`handshake: ${(e as Error).message}`);
   }
   return { v: v as number, feat: feat as string[], events: events as EventEntry[] };
 }
@@ -95,18 +95,18 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
 function decodeEvents(raw: unknown): EventEntry[] {
   const names = new Set<string>();
   const ids = new Map<number, string>();
-  return jsonArray(raw, "field 'events'").map((row, i) => {
+  return jsonArray(raw, "'events'").map((row, i) => {
     const cells = jsonArray(row, `events[${i}]`);
-    if (cells.length !== 3) throw new Error(`events[${i}] has ${cells.length} elements, not [name, id, lane]`);
+    if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
     const name = jsonString(cells[0], `events[${i}] name`);
     const event = `event ${quoteShort(name)}`;
     const id = jsonUint32(cells[1], event + ' id');
-    if (id === 0) throw new Error(`${event} has id 0, which means no event (§5.4)`);
+    if (id === 0) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], event + ' lane');
-    if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}, not 'reliable' or 'unreliable'`);
-    if (names.has(name)) throw new Error(`${event} appears twice`);
+    if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
+    if (names.has(name)) throw new Error(`${event} twice`);
     const other = ids.get(id);
-    if (other !== undefined) throw new Error(`events ${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
+    if (other !== undefined) throw new Error(`${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
     names.add(name);
     ids.set(id, name);
     return { name, id, lane };

@@ -21,15 +21,15 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   try {
     text = utf8Decode(b);
   } catch {
-    throw new Error('not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)');
+    throw new Error('not UTF-8');
   }
   let o: unknown;
   try {
     o = JSON.parse(text);
   } catch {
-    throw new Error('not valid JSON');
+    throw new Error('not JSON');
   }
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not a JSON object');
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not an object');
   const seen = new Set<string>();
   let integral = true;
   let depth = 0;
@@ -43,7 +43,7 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
     else if (depth === 1) {
       // A key of the outermost object: a key given twice there is ambiguous.
       const key = JSON.parse(last) as string;
-      if (seen.has(key)) throw new Error(`field ${quoteShort(key)} appears twice`);
+      if (seen.has(key)) throw new Error(`${quoteShort(key)} twice`);
       seen.add(key);
       field(key, (o as Record<string, unknown>)[key]);
     }
@@ -55,7 +55,7 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
 function expect(ok: boolean, v: unknown, what: string, want: string): void {
   if (ok) return;
   const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v !== null ? '{…}' : String(JSON.stringify(v));
-  throw new Error(`${what} must be ${want}, not ${quoteShort(text)}`);
+  throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 
 /** A string value, or throws. */
@@ -78,7 +78,7 @@ export function jsonInt(v: unknown, what: string): number {
 
 /** An integer from 0 to 2^32-1, or throws. */
 export function jsonUint32(v: unknown, what: string): number {
-  expect(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, v, what, 'an integer from 0 to 4294967295');
+  expect(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, v, what, 'a u32');
   return v as number;
 }
 

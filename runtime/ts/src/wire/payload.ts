@@ -1,7 +1,7 @@
 // The JSON control payloads: CALL_CREDIT (§6.6), CALL_ERROR (§6.4), JOIN
 // and LEAVE (§6.5). Mirrors the Go runtime's wire/payload.go.
 
-import { TransportError } from '../errors.js';
+import { protocolError, TransportError } from '../errors.js';
 import { decodeObject, jsonString, quoteShort } from './json.js';
 import { utf8Encode } from './utf8.js';
 
@@ -53,17 +53,17 @@ export function parseCallError(b: Uint8Array): CallError {
   try {
     decodeObject(b, (key, v) => {
       if (key === 'code') {
-        const s = jsonString(v, "field 'code'");
-        if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_-prefixed`);
+        const s = jsonString(v, "'code'");
+        if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_*`);
         code = s;
       } else if (key === 'message') {
-        message = jsonString(v, "field 'message'");
+        message = jsonString(v, "'message'");
       }
     });
-    if (code === undefined) throw new Error("field 'code' is missing");
-    if (message === undefined) throw new Error("field 'message' is missing");
+    if (code === undefined) throw new Error("no 'code'");
+    if (message === undefined) throw new Error("no 'message'");
   } catch (e) {
-    throw new TransportError('WT_PROTOCOL_ERROR', `CALL_ERROR payload: ${(e as Error).message} (§6.4)`);
+    throw protocolError(`CALL_ERROR: ${(e as Error).message}`);
   }
   return { code, message };
 }
@@ -78,11 +78,11 @@ export function parseRoom(b: Uint8Array): string {
   let room: string | undefined;
   try {
     decodeObject(b, (key, v) => {
-      if (key === 'room') room = jsonString(v, "field 'room'");
+      if (key === 'room') room = jsonString(v, "'room'");
     });
-    if (room === undefined || room === '') throw new Error("field 'room' is missing or empty");
+    if (room === undefined || room === '') throw new Error("no 'room'");
   } catch (e) {
-    throw new TransportError('WT_PROTOCOL_ERROR', `room payload: ${(e as Error).message} (§6.5)`);
+    throw protocolError(`room: ${(e as Error).message}`);
   }
   return room;
 }
