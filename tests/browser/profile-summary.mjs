@@ -37,7 +37,7 @@ function sourceOf(url, line) {
 const special = new Set(['(idle)', '(program)', '(native, unattributed)', '(garbage collector)', '(root)']);
 function category(name, file) {
   if (special.has(name)) return name;
-  if (file.startsWith('runtime/ts/src/')) return 'runtime/ts/src';
+  if (file.includes('runtime/ts/src/')) return 'runtime/ts/src'; // a base copy (TIO_BENCH_BASE) lies in a temporary directory
   if (file === '') return 'built-ins (WebTransport, streams, JSON, promises)';
   return 'bench page and contract';
 }
@@ -94,7 +94,7 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()
 const pct = (v, total) => `${((100 * v) / total).toFixed(1)} %`;
 for (const [key, g] of groups) {
   console.log(`\n## ${key}`);
-  for (const impl of ['raw', 'runtime']) {
+  for (const impl of ['raw', 'runtime', 'base']) {
     const a = g.get(impl);
     if (!a) continue;
     console.log(`\n${impl}: ${a.runs} runs, ${a.ops} ops, busy ${(a.busy / 1000).toFixed(0)} ms, ${(a.busy / a.ops).toFixed(2)} µs busy per op`);
