@@ -20,12 +20,14 @@ const BundleTargetBytes = 10_240;
  * the §9 ring, the emit batches cut in one loop) and one byte, so the test
  * fails on any growth; then utf8Encode through a scratch (+38 B, 3× less
  * time per short payload in Chromium), paid for by smaller frame-header
- * checks and sendDatagram as a method (−26 B): 14,568 B, the budget this
- * branch started from. The 10,240 B target is not yet
- * met. This budget only goes down: lower it whenever the bundle shrinks,
+ * checks and sendDatagram as a method (−26 B): 14,568 B; then JSON emits
+ * encoded by the writer straight into a buffer of its own (ASCII up to 256
+ * units by hand), utf8Encode back to encode(), the emit queue in one array
+ * and the write loop in one method: 14,553 B, and one byte. The 10,240 B
+ * target is not yet met. This budget only goes down: lower it whenever the bundle shrinks,
  * until it is the target.
  */
-const BundleBudgetBytes = 14_568;
+const BundleBudgetBytes = 14_554;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
