@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// benchRuns is how many paired runs each figure is the median of.
+// benchRuns is how many paired runs each figure is the median of, unless
+// TIO_BENCH_RUNS says otherwise.
 const benchRuns = 5
 
 // TestBenchBrowser measures the TypeScript runtime in headless Chromium
@@ -63,7 +65,11 @@ func TestBenchBrowser(t *testing.T) {
 	}
 	var scenarios []scenario
 	var measured []int // the index in measures of each scenario
-	for run := range benchRuns {
+	runs := benchRuns
+	if n, err := strconv.Atoi(os.Getenv("TIO_BENCH_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	for run := range runs {
 		for mi, m := range measures {
 			// Rotate which goes first, so none always runs warm.
 			for k := range impls {
@@ -107,7 +113,7 @@ func TestBenchBrowser(t *testing.T) {
 	// runtime's ratio to the raw page of the same run.
 	heads := map[string]string{"raw": "raw WebTransport page", "runtime": "@tiogen/runtime", "base": "base " + os.Getenv("TIO_BENCH_BASE")}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s; median of %d paired runs (min–max)\n\n| what |", out.UserAgent, benchRuns)
+	fmt.Fprintf(&b, "%s; median of %d paired runs (min–max)\n\n| what |", out.UserAgent, runs)
 	for _, impl := range impls {
 		b.WriteString(" " + heads[impl] + " |")
 	}
