@@ -110,26 +110,26 @@ type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /**
  * Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's
- * encode hook when it has one), bytes as they are. With text, JSON short
+ * encode hook when it has one), bytes as they are. With keepText, JSON short
  * enough for one emit batch at 3 bytes per UTF-16 unit at most stays text,
  * for the writer to encode in place: its length is then 0 exactly when its
  * UTF-8's is, and far below the cap.
  */
-function encodeValue(ev: CompiledEvent, value: unknown, slot: string, text?: boolean): string | Uint8Array {
+function encodeValue(ev: CompiledEvent, value: unknown, slot: string, keepText?: boolean): string | Uint8Array {
   if (ev.payloadCodec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
       throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} slot is bytes; pass a Uint8Array`);
     }
     return value;
   }
-  let json: string | undefined;
+  let text: string | undefined;
   try {
-    json = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
+    text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
     throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} cannot be encoded: ${(e as Error).message}`);
   }
-  if (json === undefined) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable`);
-  return text && 3 * json.length <= emitFlushAt - HeaderLen ? json : utf8Encode(json);
+  if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `event '${ev.name}' ${slot} is not JSON-encodable`);
+  return keepText && 3 * text.length <= emitFlushAt - HeaderLen ? text : utf8Encode(text);
 }
 
 /**
