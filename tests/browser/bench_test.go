@@ -1,17 +1,21 @@
 package browser
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// benchRuns is how many paired runs each figure is the median of.
+// benchRuns is how many paired runs each figure is the median of, unless
+// TIO_BENCH_RUNS says otherwise.
 const benchRuns = 5
 
 // TestBenchBrowser measures the TypeScript runtime in headless Chromium
@@ -24,7 +28,17 @@ func TestBenchBrowser(t *testing.T) {
 		t.Skip("a measurement: run it with make bench-browser")
 	}
 	requireBrowser(t, chromium)
-	page := bundlePage(t, filepath.Join("runtime", "bench.ts"), nil)
+	entry := filepath.Join("runtime", "bench.ts")
+	impls := []string{"raw", "runtime"}
+	// TIO_BENCH_BASE=<commit> adds a third page, "base": the runtime and
+	// its conformance contract as they are at that commit, in the same
+	// page and run, taking turns with the other two, so a change is
+	// measured against its base on the same host load.
+	if base := os.Getenv("TIO_BENCH_BASE"); base != "" {
+		entry = baseEntry(t, base)
+		impls = append(impls, "base")
+	}
+	page := bundlePage(t, entry, nil)
 	srv := startConformance(t, "--dev", "--dev-dir", t.TempDir())
 
 	type measure struct {
@@ -37,7 +51,7 @@ func TestBenchBrowser(t *testing.T) {
 		{"emit 1 KiB (shout → heard), msgs/s", "emit", []any{1024, 10000, 128}},
 		{"echo calls, one at a time, calls/s", "calls", []any{2000}},
 		{"count 20,000 through the credit window, elements/s", "stream", []any{20000}},
-		{"move datagrams echoed, received/s", "datagrams", []any{5000}},
+		{"move datagrams sent for 1.5 s, echoes received/s", "datagrams", []any{1500}},
 	}
 	// TIO_BENCH_ONLY=<kind> (emit, calls, stream, datagrams) measures that kind alone.
 	if only := os.Getenv("TIO_BENCH_ONLY"); only != "" {
@@ -50,16 +64,19 @@ func TestBenchBrowser(t *testing.T) {
 		measures = kept
 	}
 	var scenarios []scenario
-	for run := range benchRuns {
-		for _, m := range measures {
-			// Alternate which goes first, so neither always runs warm.
-			order := []string{"raw", "runtime"}
-			if run%2 == 1 {
-				order = []string{"runtime", "raw"}
-			}
-			for _, impl := range order {
+	var measured []int // the index in measures of each scenario
+	runs := benchRuns
+	if n, err := strconv.Atoi(os.Getenv("TIO_BENCH_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	for run := range runs {
+		for mi, m := range measures {
+			// Rotate which goes first, so none always runs warm.
+			for k := range impls {
+				impl := impls[(k+run)%len(impls)]
 				scenarios = append(scenarios, scenario{Name: "bench", URL: srv.URL, SHA256: srv.pin(t),
 					Args: append([]any{impl, m.kind}, m.args...), TimeoutMs: 60000})
+				measured = append(measured, mi)
 			}
 		}
 	}
@@ -73,14 +90,14 @@ func TestBenchBrowser(t *testing.T) {
 	}
 	rates := map[string]map[string][]float64{}
 	p99s := map[string]map[string][]float64{}
-	received := map[string][]float64{} // datagrams echoed, of those sent, by page
+	received := map[string][]float64{} // datagrams echoed, by page
 	for i, s := range scenarios {
 		var f fig
 		if err := json.Unmarshal(out.Results[i], &f); err != nil {
 			t.Fatalf("%s: %v", out.Results[i], err)
 		}
 		impl := s.Args[0].(string)
-		label := measures[(i/2)%len(measures)].label
+		label := measures[measured[i]].label
 		if rates[label] == nil {
 			rates[label], p99s[label] = map[string][]float64{}, map[string][]float64{}
 		}
@@ -92,21 +109,80 @@ func TestBenchBrowser(t *testing.T) {
 			received[impl] = append(received[impl], f.Ops)
 		}
 	}
+	// One row per figure: each page's median (min–max), then each
+	// runtime's ratio to the raw page of the same run.
+	heads := map[string]string{"raw": "raw WebTransport page", "runtime": "@tiogen/runtime", "base": "base " + os.Getenv("TIO_BENCH_BASE")}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s; median of %d paired runs (min–max)\n\n", out.UserAgent, benchRuns)
-	b.WriteString("| what | raw WebTransport page | @tiogen/runtime | ratio runtime/raw |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "%s; median of %d paired runs (min–max)\n\n| what |", out.UserAgent, runs)
+	for _, impl := range impls {
+		b.WriteString(" " + heads[impl] + " |")
+	}
+	for _, impl := range impls[1:] {
+		b.WriteString(" ratio " + impl + "/raw |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", 2*len(impls)-1) + "\n")
+	row := func(label string, v map[string][]float64, format string) {
+		fmt.Fprintf(&b, "| %s |", label)
+		for _, impl := range impls {
+			fmt.Fprintf(&b, " "+format+" (%s) |", median(v[impl]), spread(v[impl]))
+		}
+		for _, impl := range impls[1:] {
+			fmt.Fprintf(&b, " %.2f |", median(v[impl])/median(v["raw"]))
+		}
+		b.WriteString("\n")
+	}
 	for _, m := range measures {
-		raw, rt := median(rates[m.label]["raw"]), median(rates[m.label]["runtime"])
-		fmt.Fprintf(&b, "| %s | %.0f (%s) | %.0f (%s) | %.2f |\n", m.label, raw, spread(rates[m.label]["raw"]), rt, spread(rates[m.label]["runtime"]), rt/raw)
+		row(m.label, rates[m.label], "%.0f")
 		if p := p99s[m.label]; len(p["raw"]) > 0 {
-			fmt.Fprintf(&b, "| echo call p99, ms (lower is better) | %.2f | %.2f | %.2f |\n", median(p["raw"]), median(p["runtime"]), median(p["runtime"])/median(p["raw"]))
+			row("echo call p99, ms (lower is better)", p, "%.2f")
 		}
 		if m.kind == "datagrams" {
-			fmt.Fprintf(&b, "| move datagrams echoed, of %d sent | %.0f (%s) | %.0f (%s) | %.2f |\n", m.args[0], median(received["raw"]), spread(received["raw"]),
-				median(received["runtime"]), spread(received["runtime"]), median(received["runtime"])/median(received["raw"]))
+			row("move datagrams echoed in the 1.5 s, count", received, "%.0f")
 		}
 	}
 	t.Log("\n" + b.String())
+}
+
+// baseEntry writes a page entry that is bench.ts with a third page, "base":
+// the runtime's sources and the conformance contract generated for them as
+// they are at commit base (git archive), and returns its path.
+func baseEntry(t *testing.T, base string) string {
+	t.Helper()
+	dir := t.TempDir()
+	archive := exec.Command("git", "archive", base, "--", "runtime/ts/src", "runtime/ts/tsconfig.json", "runtime/ts/test/node-go/conformance.tio.ts")
+	archive.Dir = filepath.Join("..", "..") // the repository root: the paths are relative to it
+	tar := exec.Command("tar", "-x", "-C", dir)
+	var err error
+	if tar.Stdin, err = archive.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	archive.Stderr, tar.Stderr = &stderr, &stderr
+	if err := tar.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := archive.Run(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", base, err, stderr.String())
+	}
+	if err := tar.Wait(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, stderr.String())
+	}
+	bench, err := filepath.Abs(filepath.Join("runtime", "bench.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "runtime", "ts")
+	entry := filepath.Join(dir, "entry.ts")
+	text := fmt.Sprintf(`import { pages, runtimePage } from %q;
+import { Client } from %q;
+import { connectWebTransport } from %q;
+import { conformanceContract } from %q;
+pages.base = runtimePage(Client as never, connectWebTransport as never, conformanceContract as never);
+`, bench, filepath.Join(src, "src", "index.ts"), filepath.Join(src, "src", "webtransport.ts"), filepath.Join(src, "test", "node-go", "conformance.tio.ts"))
+	if err := os.WriteFile(entry, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return entry
 }
 
 // spread is the range of the runs, "min–max".

@@ -354,18 +354,18 @@ function streamOf(
       throw local() ?? (await c.streamFailure(err, otherHalf));
     }
   }
-  const sending = w as WritableStreamDefaultWriter<Uint8Array>;
-  const receiving = r as ReadableStreamDefaultReader<Uint8Array>;
+  // A half this stream lacks is never used: the engine writes only a
+  // sending half and reads only a receiving one.
   return {
-    write: (chunk) => half(() => reset, peerReset, () => sending.write(chunk)),
-    close: () => half(() => reset, peerReset, () => sending.close()),
+    write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
+    close: () => half(() => reset, peerReset, () => w!.close()),
     reset(code) {
       if (reset !== null) return;
       reset = new StreamResetError(code, false);
-      sending.abort(resetReason(code)).catch(() => {});
+      w!.abort(resetReason(code)).catch(() => {});
     },
     async read() {
-      const next = await half(() => stopped, peerStopped, () => receiving.read());
+      const next = await half(() => stopped, peerStopped, () => r!.read());
       // A read this side's stop cut short ends done, which is no FIN.
       if (stopped !== null) throw stopped;
       return next.done ? null : next.value;
@@ -373,7 +373,7 @@ function streamOf(
     stop(code) {
       if (stopped !== null) return;
       stopped = new StreamResetError(code, false);
-      receiving.cancel(resetReason(code)).catch(() => {});
+      r!.cancel(resetReason(code)).catch(() => {});
     },
   };
 }

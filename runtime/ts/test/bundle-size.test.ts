@@ -32,11 +32,13 @@ const BundleTargetBytes = 10_240;
  * branches as one (−5 B): 13,467 B; the client's snapshot update as one
  * spread and one comparison (−13 B): 13,454 B; describeUrl building the
  * origin once (−1 B): 13,453 B; the system clock calling the global
- * timers without `globalThis.` (−3 B): 13,450 B. The 10,240 B target is
+ * timers without `globalThis.` (−3 B): 13,450 B; JSON emits encoded by
+ * the writer straight into a buffer of its own, the emit queue in one array
+ * and the write loop in one method (−19 B): 13,431 B. The 10,240 B target is
  * not yet met. This budget only goes down: lower it whenever the bundle
  * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 13_450;
+const BundleBudgetBytes = 13_431;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -56,6 +56,39 @@ test('§9 a batch over 64 KiB is written in writes of whole frames of up to 64 K
   }
 });
 
+test('§5.3 §9 JSON emits are encoded straight into the writer\'s own buffer, reused: every frame exact across batches, non-ASCII and long texts included, writes cut at 3 bytes per UTF-16 unit', async () => {
+  const h = await connected();
+  const before = h.pair.clientEmit?.writes ?? 0;
+  // 6,002 B, 11 B and 3 B (6,052 B framed); then 20,002 B of ASCII, which
+  // would fit beside them, but not its bound of 3 bytes per unit (60,018 B
+  // framed), so it starts the next write; then 90,002 B, too long for one
+  // batch, so encoded at emit and written alone; then 3 B.
+  const first = ['y'.repeat(6000), 'é€😀', 'x', 'w'.repeat(20_000), '€'.repeat(30_000), 'z'];
+  for (const v of first) h.client.emit('chat', v);
+  await settle();
+  assert.equal((h.pair.clientEmit?.writes ?? 0) - before, 4, 'writes: 3 frames, the 20,002 B one, the 90,002 B one alone, the last');
+  // Shorter frames over the bytes the first batch left in the buffer.
+  const second = ['a', 'b'.repeat(300), 'ü'];
+  for (const v of second) h.client.emit('chat', v);
+  await settle();
+  assert.equal((h.pair.clientEmit?.writes ?? 0) - before, 5, 'the second batch in one write');
+  for (const v of [...first, ...second]) {
+    const f = await h.server1.nextFrame(); // the reader refuses a frame with reserved bits set (§5.1)
+    assert.equal(f?.type, FrameType.EMIT);
+    assert.deepEqual(payloadValue(f!), v);
+    assert.equal(f?.payload.length, new TextEncoder().encode(JSON.stringify(v)).length);
+  }
+});
+
+test('§5.1 an emit within the 1 MiB cap in UTF-16 units but not in UTF-8 bytes is refused at emit WT_PAYLOAD_TOO_LARGE; the session stays', async () => {
+  const h = await connected();
+  // 400,000 units, 1,200,002 bytes.
+  assert.equal(thrown(() => h.client.emit('chat', '€'.repeat(400_000))).code, 'WT_PAYLOAD_TOO_LARGE');
+  h.client.emit('chat', 'after');
+  assert.deepEqual(payloadValue((await h.server1.nextFrame())!), 'after');
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});
+
 test('§9 an emit queue over 256 frames closes the session WT_PEER_TOO_SLOW (1003); the emit lane never drops', async () => {
   // A window of 0: every write waits for the server, which never reads.
   const h = await connected({ pair: { window: 0 }, serve: (s) => s.sendHandshake() });

@@ -33,6 +33,7 @@ import {
   type Frame,
   type Lane,
 } from '../src/wire/index.js';
+import { utf8Into } from '../src/wire/utf8.js';
 import { TransportError } from '../src/errors.js';
 import { sessionCodeFromWebSocket, webSocketCloseCode } from '../src/codes.js';
 
@@ -349,12 +350,17 @@ test('§5.3 utf8Encode gives TextEncoder\'s bytes for short ASCII, non-ASCII and
   for (const s of cases) assert.deepEqual(utf8Encode(s), enc.encode(s), JSON.stringify(s));
 });
 
-test('§5.3 utf8Encode through its scratch: up to 4096 UTF-16 units (3 bytes each at most), longer by encode(); each result its own copy', () => {
+test('§5.3 utf8Into writes TextEncoder\'s bytes at an offset and returns their count: ASCII up to 256 units by hand, non-ASCII and longer strings by encodeInto', () => {
   const enc = new TextEncoder();
-  const cases = ['€'.repeat(4096), '€'.repeat(4097), 'x'.repeat(4095) + '😀', '😀'.repeat(2048), 'x'.repeat(5000), 'a\ud800'.repeat(2048)];
-  for (const s of cases) assert.deepEqual(utf8Encode(s), enc.encode(s), `${s.length} units`);
-  const first = utf8Encode('first');
-  const second = utf8Encode('other');
-  assert.deepEqual(first, enc.encode('first'), 'a later encode leaves an earlier result as it was');
-  assert.notEqual(first.buffer, second.buffer);
+  const cases = ['', 'a', '\u0000\u007f', 'x'.repeat(256), 'x'.repeat(257), 'x'.repeat(1024), '\u0080', 'é', '€'.repeat(4096), 'x'.repeat(255) + '😀', '😀' + 'x'.repeat(62), 'a\ud800b', '\udc00', '{"text":"' + 'x'.repeat(53) + '"}'];
+  for (const s of cases) {
+    // Room for 3 bytes per UTF-16 unit, the caller's guarantee, filled with
+    // a mark: the bytes before off and after the count stay as they were.
+    const b = new Uint8Array(7 + 3 * s.length + 5).fill(0xaa);
+    const n = utf8Into(s, b, 7);
+    const want = enc.encode(s);
+    assert.equal(n, want.length, JSON.stringify(s.slice(0, 20)));
+    assert.deepEqual(b.subarray(7, 7 + n), want, JSON.stringify(s.slice(0, 20)));
+    assert.ok(b.subarray(0, 7).every((x) => x === 0xaa) && b.subarray(7 + n).every((x) => x === 0xaa), 'nothing written outside');
+  }
 });

@@ -224,11 +224,11 @@ const raw = {
     return figure(got, ms);
   },
 
-  // n move datagrams (§7.1 header: codec, event id, origin, sequence) sent
-  // as fast as the writer takes them; the figure is how many the server
-  // echoed back per second (ops: how many came back; sendMs: how long the
-  // sending took).
-  async datagrams(url: string, sha256: number[], n: number): Promise<DatagramFigure> {
+  // move datagrams (§7.1 header: codec, event id, origin, sequence) sent
+  // for durationMs as fast as the writer takes them; the figure is how many
+  // the server echoed back per second (ops: how many came back; sent: how
+  // many were written).
+  async datagrams(url: string, sha256: number[], durationMs: number): Promise<DatagramFigure> {
     const s = await openRaw(url, sha256);
     const w = s.t.datagrams.writable.getWriter();
     const r = s.t.datagrams.readable.getReader();
@@ -247,7 +247,9 @@ const raw = {
       }
     })();
     const started = performance.now();
-    for (let seq = 1; seq <= n; seq++) {
+    let seq = 0;
+    while (performance.now() - started < durationMs) {
+      seq++;
       const d = new Uint8Array(13 + point.length);
       const v = new DataView(d.buffer);
       d[0] = JSON_CODEC;
@@ -262,92 +264,106 @@ const raw = {
     await new Promise((res) => setTimeout(res, 500));
     s.t.close({ closeCode: 0, reason: 'bench done' });
     void reading;
-    return { ...figure(received, Math.max(1, last - started)), sent: n, sendMs };
+    return { ...figure(received, Math.max(1, last - started)), sent: seq, sendMs };
   },
 };
 
 // ---- the runtime ---------------------------------------------------------
 
-async function client(url: string, sha256: number[]): Promise<Client> {
-  const c = new Client({ contract, connect: connectWebTransport(url, { serverCertificateHashes: hashes(sha256) }) });
-  await c.connect();
-  return c;
+/**
+ * The runtime's page for one copy of the runtime: its Client, its
+ * WebTransport connector and the conformance contract generated for it. The bench builds it from runtime/ts/src, and with
+ * TIO_BENCH_BASE a second time from a base commit's sources, so both run in
+ * the same page and run (bench_test.go).
+ */
+export function runtimePage(C: typeof Client, connect: typeof connectWebTransport, ct: Contract): typeof raw {
+  async function client(url: string, sha256: number[]): Promise<Client> {
+    const c = new C({ contract: ct, connect: connect(url, { serverCertificateHashes: hashes(sha256) }) });
+    await c.connect();
+    return c;
+  }
+  return {
+    async emit(url: string, sha256: number[], size: number, n: number, window: number): Promise<Figure> {
+      const c = await client(url, sha256);
+      const payload = { text: shoutText(size) };
+      let heard = 0;
+      const waiter: { wake: (() => void) | null } = { wake: null };
+      let done: () => void;
+      const all = new Promise<void>((r) => (done = r));
+      c.on('heard', () => {
+        heard++;
+        waiter.wake?.();
+        waiter.wake = null;
+        if (heard === n) done();
+      });
+      const started = performance.now();
+      for (let sent = 0; sent < n; ) {
+        // The raw page's pacing: once half the window is free (or the rest
+        // fits), emit what the window allows, which the runtime coalesces.
+        while (window - (sent - heard) < Math.min(window / 2, n - sent)) await new Promise<void>((r) => (waiter.wake = r));
+        for (let k = Math.min(window - (sent - heard), n - sent); k > 0; k--, sent++) c.emit('shout', payload);
+      }
+      await all;
+      const ms = performance.now() - started;
+      c.close();
+      return figure(n, ms);
+    },
+
+    async calls(url: string, sha256: number[], durationMs: number): Promise<Figure> {
+      const c = await client(url, sha256);
+      const latencies: number[] = [];
+      const started = performance.now();
+      while (performance.now() - started < durationMs) {
+        const t0 = performance.now();
+        await c.call('echo', { text: 'ping' });
+        latencies.push(performance.now() - t0);
+      }
+      const ms = performance.now() - started;
+      c.close();
+      return figure(latencies.length, ms, latencies);
+    },
+
+    async stream(url: string, sha256: number[], n: number): Promise<Figure> {
+      const c = await client(url, sha256);
+      const started = performance.now();
+      let got = 0;
+      for await (const _ of c.stream('count', { n }) as AsyncIterable<unknown>) got++;
+      const ms = performance.now() - started;
+      c.close();
+      if (got !== n) throw new Error(`runtime stream: ${got} of ${n} elements`);
+      return figure(got, ms);
+    },
+
+    async datagrams(url: string, sha256: number[], durationMs: number): Promise<DatagramFigure> {
+      const c = await client(url, sha256);
+      let received = 0;
+      let last = 0;
+      c.on('move', () => {
+        received++;
+        last = performance.now();
+      });
+      const started = performance.now();
+      // The runtime's emit never waits for the transport; yield to the event
+      // loop after every 64, as the raw page's awaited writer does. What the
+      // browser cannot take yet waits in the §9 ring, which drops the oldest
+      // and the stale and counts them (overflow, stale in the result). Both
+      // pages send for the same time, so both rates cover the same window.
+      let sent = 0;
+      while (performance.now() - started < durationMs) {
+        for (let i = 0; i < 64; i++, sent++) c.emit('move', { x: 1.5, y: -2 });
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      const sendMs = performance.now() - started;
+      await new Promise((res) => setTimeout(res, 500));
+      const st = c.stats();
+      c.close();
+      return { ...figure(received, Math.max(1, last - started)), sent, overflow: st.overflowDropped, stale: st.staleDropped, sendMs };
+    },
+  };
 }
 
-const runtime = {
-  async emit(url: string, sha256: number[], size: number, n: number, window: number): Promise<Figure> {
-    const c = await client(url, sha256);
-    const payload = { text: shoutText(size) };
-    let heard = 0;
-    const waiter: { wake: (() => void) | null } = { wake: null };
-    let done: () => void;
-    const all = new Promise<void>((r) => (done = r));
-    c.on('heard', () => {
-      heard++;
-      waiter.wake?.();
-      waiter.wake = null;
-      if (heard === n) done();
-    });
-    const started = performance.now();
-    for (let sent = 0; sent < n; sent++) {
-      while (sent - heard >= window) await new Promise<void>((r) => (waiter.wake = r));
-      c.emit('shout', payload);
-    }
-    await all;
-    const ms = performance.now() - started;
-    c.close();
-    return figure(n, ms);
-  },
-
-  async calls(url: string, sha256: number[], durationMs: number): Promise<Figure> {
-    const c = await client(url, sha256);
-    const latencies: number[] = [];
-    const started = performance.now();
-    while (performance.now() - started < durationMs) {
-      const t0 = performance.now();
-      await c.call('echo', { text: 'ping' });
-      latencies.push(performance.now() - t0);
-    }
-    const ms = performance.now() - started;
-    c.close();
-    return figure(latencies.length, ms, latencies);
-  },
-
-  async stream(url: string, sha256: number[], n: number): Promise<Figure> {
-    const c = await client(url, sha256);
-    const started = performance.now();
-    let got = 0;
-    for await (const _ of c.stream('count', { n }) as AsyncIterable<unknown>) got++;
-    const ms = performance.now() - started;
-    c.close();
-    if (got !== n) throw new Error(`runtime stream: ${got} of ${n} elements`);
-    return figure(got, ms);
-  },
-
-  async datagrams(url: string, sha256: number[], n: number): Promise<DatagramFigure> {
-    const c = await client(url, sha256);
-    let received = 0;
-    let last = 0;
-    c.on('move', () => {
-      received++;
-      last = performance.now();
-    });
-    const started = performance.now();
-    // The runtime's emit never waits for the transport; yield to the event
-    // loop now and then, as the raw page's awaited writer does. What the
-    // browser cannot take yet waits in the §9 ring, which drops the oldest
-    // and the stale and counts them (overflow, stale in the result).
-    for (let i = 1; i <= n; i++) {
-      c.emit('move', { x: 1.5, y: -2 });
-      if (i % 64 === 0) await new Promise((r) => setTimeout(r, 0));
-    }
-    const sendMs = performance.now() - started;
-    await new Promise((res) => setTimeout(res, 500));
-    const st = c.stats();
-    c.close();
-    return { ...figure(received, Math.max(1, last - started)), sent: n, overflow: st.overflowDropped, stale: st.staleDropped, sendMs };
-  },
-};
+/** The pages a scenario names: raw, runtime, and base when TIO_BENCH_BASE adds it. */
+export const pages: Record<string, typeof raw> = { raw, runtime: runtimePage(Client, connectWebTransport, contract) };
 
 declare global {
   interface Window {
@@ -358,9 +374,10 @@ declare global {
 
 for (const e of contract.events) ids[e.name] = e.id;
 
-// bench(kind, impl, ...args): one measurement.
-async function bench(url: string, sha256: number[], impl: 'raw' | 'runtime', kind: keyof typeof raw, ...args: number[]) {
-  const table = impl === 'raw' ? raw : runtime;
+// bench(impl, kind, ...args): one measurement.
+async function bench(url: string, sha256: number[], impl: string, kind: keyof typeof raw, ...args: number[]) {
+  const table = pages[impl];
+  if (table === undefined) throw new Error(`no page ${impl}`);
   const fn = table[kind] as (url: string, sha256: number[], ...a: number[]) => Promise<Figure>;
   return fn(url, sha256, ...args);
 }

@@ -45,7 +45,7 @@ import {
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
 import { DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
 import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
-import { utf8Decode, utf8Encode } from '../wire/utf8.js';
+import { utf8Decode, utf8Encode, utf8Into } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
 import { SequenceGate } from './gate.js';
 
@@ -108,8 +108,14 @@ export interface SessionOptions {
 
 type HandshakeState = 'pending' | 'accepted' | 'failed';
 
-/** Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's encode hook when it has one), bytes as they are. */
-function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Array {
+/**
+ * Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's
+ * encode hook when it has one), bytes as they are. With keepText, JSON short
+ * enough for one emit batch at 3 bytes per UTF-16 unit at most stays text,
+ * for the writer to encode in place: its length is then 0 exactly when its
+ * UTF-8's is, and far below the cap.
+ */
+function encodeValue(ev: CompiledEvent, value: unknown, slot: string, keepText?: boolean): string | Uint8Array {
   if (ev.payloadCodec === CodecBytes) {
     if (!(value instanceof Uint8Array)) {
       throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: pass a Uint8Array`);
@@ -123,7 +129,7 @@ function encodeValue(ev: CompiledEvent, value: unknown, slot: string): Uint8Arra
     throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: ${(e as Error).message}`);
   }
   if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: not JSON`);
-  return utf8Encode(text);
+  return keepText && 3 * text.length <= emitFlushAt - HeaderLen ? text : utf8Encode(text);
 }
 
 /**
@@ -196,12 +202,12 @@ export class Session {
   #endError: TransportError | undefined;
   readonly #endListeners = new Set<() => void>();
 
-  // The emit queue (§9): the frames not yet taken by the writer, held as
-  // header fields (type << 8 | codec, then the event id) and payload so a
-  // batch encodes every header into the buffer it writes. The writer takes
-  // both arrays whole, so the queue is free for new emits while it writes.
-  #qHead: number[] = [];
-  #qPayload: Array<Uint8Array | undefined> = [];
+  // The emit queue (§9): the frames not yet taken by the writer, three
+  // entries each: type << 8 | codec, the event id, and the payload, JSON
+  // still as text, so a batch encodes every header and text straight into
+  // the buffer it writes. The writer takes the array whole, so the queue is
+  // free for new emits while it writes.
+  #q: Array<number | string | Uint8Array> = [];
   #wakeWriter: (() => void) | undefined;
 
   readonly #ring: DatagramRing;
@@ -288,7 +294,7 @@ export class Session {
 
   stats(): Stats {
     return {
-      emitQueueDepth: this.#qPayload.length,
+      emitQueueDepth: this.#q.length / 3,
       overflowDropped: this.#ring.overflowDropped,
       staleDropped: this.#ring.staleDropped,
       ...this.#counters,
@@ -307,8 +313,7 @@ export class Session {
     if (this.#hsState === 'pending') this.#hsState = 'failed';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#rejectEstablished(err);
-    this.#qHead = [];
-    this.#qPayload = [];
+    this.#q = [];
     this.#ring.clear();
     this.#wakeWriter?.();
     for (const l of [...this.#endListeners]) l();
@@ -345,28 +350,25 @@ export class Session {
   emit(name: string, value: unknown): void {
     const ev = this.#lookupSend(name, 'emit');
     if (this.#endError !== undefined) throw this.closedError();
-    const payload = encodeValue(ev, value, 'payload');
     if (ev.lane === 'reliable') {
+      const payload = encodeValue(ev, value, 'payload', true);
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
-      if (this.#qPayload.length === EmitQueueFrames) {
+      if (this.#q.length === 3 * EmitQueueFrames) {
         const reason = `emit queue over ${EmitQueueFrames} frames`;
         this.close(ClosePeerTooSlow, reason);
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
-      this.#qHead.push((FrameEmit << 8) | ev.payloadCodec, ev.id);
-      this.#qPayload.push(payload);
+      this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
       this.#wake();
     } else {
-      this.#sendDatagram(ev, payload);
+      this.#sendDatagram(ev, encodeValue(ev, value, 'payload') as Uint8Array);
     }
   }
 
   #wake(): void {
-    const w = this.#wakeWriter;
-    if (w !== undefined) {
-      this.#wakeWriter = undefined;
-      w();
-    }
+    // Resolving runs the writer later, so it never sees the old resolver.
+    this.#wakeWriter?.();
+    this.#wakeWriter = undefined;
   }
 
   #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
@@ -395,9 +397,11 @@ export class Session {
   /**
    * Opens this side's emit stream, writes the handshake at once (§4.1),
    * then writes whatever is queued, coalesced: every frame taken in one
-   * batch goes out in one write of up to 64 KiB (a larger frame alone). On
-   * the WebSocket mapping it also moves unreliable frames from the ring onto
-   * the lane while fewer than 32 emit frames are in the batch (§3.3).
+   * batch goes out in writes of whole frames up to 64 KiB (a larger frame
+   * alone), each encoded, JSON text included, into the writer's own buffer
+   * and written as a copy of it. On the WebSocket mapping it also moves
+   * unreliable frames from the ring onto the lane while fewer than 32 emit
+   * frames are in the batch (§3.3).
    */
   async #writeLoop(): Promise<void> {
     let st: SendStream;
@@ -407,72 +411,53 @@ export class Session {
       if (!this.isEnded && !isSessionEnd(e)) this.close(CloseProtocolError, 'emit stream: ' + describeError(e));
       return;
     }
-    const hs = encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table });
+    const batch = new Uint8Array(emitFlushAt);
     try {
-      await st.write(encodeFrame(FrameHandshake, CodecJson, 0, hs));
+      await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
+      while (!this.isEnded) {
+        if (this.#q.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+          await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
+          continue;
+        }
+        // Take the frames: the queue is free for new emits while this batch is written.
+        const q = this.#q;
+        this.#q = [];
+        if (this.mapping === 'websocket') {
+          // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
+          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()) !== undefined; ) {
+            q.push((FrameDatagram << 8) | CodecJson, 0, d);
+          }
+        }
+        let off = 0;
+        for (let j = 0; j < q.length; j += 3) {
+          const h = q[j] as number;
+          const p = q[j + 2] as string | Uint8Array;
+          // The most this frame can take: at most 3 bytes per UTF-16 unit.
+          const most = HeaderLen + (typeof p === 'string' ? 3 * p.length : p.length);
+          if (off > 0 && off + most > emitFlushAt) {
+            await st.write(batch.slice(0, off));
+            off = 0;
+          }
+          if (most > emitFlushAt) {
+            await st.write(encodeFrame(h >> 8, h & 0xff, q[j + 1] as number, p as Uint8Array)); // a larger frame alone
+            continue;
+          }
+          let n = p.length;
+          if (typeof p === 'string') n = utf8Into(p, batch, off + HeaderLen);
+          else batch.set(p, off + HeaderLen);
+          putHeader(batch, off, h >> 8, h & 0xff, q[j + 1] as number, n);
+          off += HeaderLen + n;
+        }
+        if (off > 0) await st.write(batch.slice(0, off));
+      }
     } catch (e) {
-      this.#writeFailed(e);
-      return;
-    }
-    for (;;) {
-      if (this.isEnded) return;
-      if (this.#qPayload.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
-        await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
-        continue;
-      }
-      try {
-        await this.#writeQueued(st);
-      } catch (e) {
-        this.#writeFailed(e);
-        return;
+      if (!this.isEnded && !isSessionEnd(e)) {
+        this.close(
+          CloseProtocolError,
+          e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
+        );
       }
     }
-  }
-
-  /** Takes every queued frame (and datagrams on the WebSocket mapping) and writes them in as few writes as fit. */
-  async #writeQueued(st: SendStream): Promise<void> {
-    // Take the frames: the queue is free for new emits while this batch is written.
-    const head = this.#qHead;
-    const payload = this.#qPayload;
-    this.#qHead = [];
-    this.#qPayload = [];
-    if (this.mapping === 'websocket') {
-      // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-      for (let room = DatagramLaneMark - payload.length; room > 0; room--) {
-        const d = this.#ring.pop();
-        if (d === undefined) break;
-        head.push((FrameDatagram << 8) | CodecJson, 0);
-        payload.push(d);
-      }
-    }
-    const count = payload.length;
-    for (let start = 0, end = 0; start < count; start = end) {
-      // Frames up to 64 KiB, at least one, into one buffer with every header.
-      let size = 0;
-      for (; end < count && (end === start || size + HeaderLen + (payload[end] as Uint8Array).length <= emitFlushAt); end++) {
-        size += HeaderLen + (payload[end] as Uint8Array).length;
-      }
-      const buf = new Uint8Array(size);
-      let off = 0;
-      for (let j = start; j < end; j++) {
-        const p = payload[j] as Uint8Array;
-        const h = head[2 * j] as number;
-        putHeader(buf, off, h >> 8, h & 0xff, head[2 * j + 1] as number, p.length);
-        buf.set(p, off + HeaderLen);
-        off += HeaderLen + p.length;
-        payload[j] = undefined; // copied: the batch holds no payload it wrote
-      }
-      await st.write(buf);
-    }
-  }
-
-  #writeFailed(e: unknown): void {
-    if (this.isEnded || isSessionEnd(e)) return;
-    if (e instanceof StreamResetError) {
-      this.close(CloseProtocolError, `emit stream stopped, code ${e.code ?? '?'}`);
-      return;
-    }
-    this.close(CloseProtocolError, 'emit stream: ' + describeError(e));
   }
 
   // ---- receiving ------------------------------------------------------
@@ -793,7 +778,7 @@ export class Session {
     if (this.mapping === 'websocket' || openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
-    const req = encodeValue(ev, value, 'request');
+    const req = encodeValue(ev, value, 'request') as Uint8Array;
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.

@@ -135,13 +135,12 @@ export function checkFrame(t: number, c: number, eventId: number, payloadLen: nu
 
 /**
  * Writes the 12-byte header of a frame carrying payloadLen bytes at b[off],
- * leaving the two reserved bytes as they are: b is a new buffer, so they are
- * zero (§5.1). It does not validate; checkFrame does.
+ * the two reserved bytes zero (§5.1): b may be a buffer written before. It
+ * does not validate; checkFrame does.
  */
 export function putHeader(b: Uint8Array, off: number, t: number, c: number, eventId: number, payloadLen: number): void {
   putU32(b, off, 8 + payloadLen);
-  b[off + 4] = t;
-  b[off + 5] = c;
+  putU32(b, off + 4, (t << 24) | (c << 16));
   putU32(b, off + 8, eventId);
 }
 

@@ -7,14 +7,20 @@ const encoder = new TextEncoder();
 // whitespace, so the text is no JSON, as the Go runtime reads it.
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-// encodeInto a scratch of the runtime's own, then a copy of what it wrote:
-// in Chromium encode() gets a backing store per call, which costs more than
-// the copy. At most 3 bytes per UTF-16 unit, so strings of up to 4096 units
-// fit; longer ones (rare: a large call request) take encode().
-const scratch = new Uint8Array(3 << 12);
+export const utf8Encode = (s: string): Uint8Array => encoder.encode(s);
 
-export function utf8Encode(s: string): Uint8Array {
-  return s.length > 4096 ? encoder.encode(s) : scratch.slice(0, encoder.encodeInto(s, scratch).written);
+/**
+ * Writes the UTF-8 of s at b[off], which has room for 3 bytes per UTF-16
+ * unit, and returns how many bytes it wrote. ASCII up to 256 units goes by
+ * hand: in Chromium one call of encodeInto costs more than that loop.
+ */
+export function utf8Into(s: string, b: Uint8Array, off: number): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 127 || s.length > 256) return encoder.encodeInto(s, b.subarray(off)).written;
+    b[off + i] = c;
+  }
+  return s.length;
 }
 
 /** The text of UTF-8 bytes; throws a TypeError when they are not UTF-8. */
