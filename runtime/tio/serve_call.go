@@ -25,18 +25,22 @@ var errCallerStopped = errors.New("the initiator stopped reading the call's resp
 // errCallAnswered ends a call's context once its outcome is written.
 var errCallAnswered = errors.New("the call was answered")
 
-// acceptCalls accepts the peer's call streams. Past MaxCalls concurrent
-// ones, a stream is reset WT_TOO_MANY_STREAMS without being read, and the
+// acceptCalls accepts the peer's next call stream and answers it on this
+// goroutine, once it has started the goroutine that accepts the one after:
+// the call runs where its stream arrived, with no hand-off to another
+// goroutine between the request and its handler. Past MaxCalls concurrent
+// calls, a stream is reset WT_TOO_MANY_STREAMS without being read, and the
 // session stays open (§10.1).
 func (s *session) acceptCalls() {
 	defer s.wg.Done()
-	defer s.stopCallTimers()
 	for {
 		st, err := s.conn.AcceptCall(s.ctx)
 		if err != nil {
+			s.stopCallTimers()
 			return
 		}
-		// Only this goroutine increments, so the check cannot be overtaken.
+		// Only the accepting goroutine increments, and the next one starts
+		// after it did, so the check cannot be overtaken.
 		if int(s.activeCalls.Load()) >= s.opts.MaxCalls {
 			s.metrics.Hit(metrics.LimitMaxCalls)
 			st.Stop(wire.ResetTooManyStreams)
@@ -45,7 +49,9 @@ func (s *session) acceptCalls() {
 		}
 		s.activeCalls.Add(1)
 		s.wg.Add(1)
-		go s.serveCall(st)
+		go s.acceptCalls()
+		s.serveCall(st)
+		return
 	}
 }
 
@@ -114,14 +120,13 @@ func (c *inboundCall) release() {
 	}
 }
 
-// serveCall answers one call in the goroutine acceptCalls started for it.
+// serveCall answers one call on the goroutine that accepted it.
 // A returns request that arrived with the initiator's FIN, which a
 // conforming initiator sends with it, leaves nothing to read: the stream's
 // AfterStopped is then all that can cancel the call (§8), registered once
 // the handler has run for stopWatchDelay, and no second goroutine watches
 // it. Otherwise watch reads the initiator's side while the handler runs.
 func (s *session) serveCall(st transport.Stream) {
-	defer s.wg.Done()
 	c := s.getInboundCall(st)
 	defer c.recycle() // last: after everything below let go of it
 	defer c.release()
@@ -143,7 +148,11 @@ func (s *session) serveCall(st transport.Stream) {
 		}
 		r.Recycle()
 	}()
-	f, err := c.readRequest(r)
+	// One clock read starts both the request's deadline and, for a
+	// returns handler, its stop watch's delay (requestDone): the watch is
+	// registered no later than stopWatchDelay after the handler began.
+	now := s.clk.Now()
+	f, err := c.readRequest(r, now)
 	if err != nil {
 		s.requestDone(c, false, time.Time{})
 		c.release()
@@ -179,9 +188,14 @@ func (s *session) serveCall(st transport.Stream) {
 		c.creditIn = make(chan struct{}, 1)
 		c.out = newResponseWriter(st, c.ctx, c.cancel)
 	}
-	began := s.clk.Now()
+	// tio_call_duration_seconds counts from the whole request; without
+	// metrics the clock is not read again.
+	began := now
+	if s.callMetrics(ev) != nil {
+		began = s.clk.Now()
+	}
 	if ev.Kind == Returns && r.Ended() {
-		s.requestDone(c, true, began)
+		s.requestDone(c, true, now)
 		c.answer(req, began)
 		return
 	}
@@ -222,13 +236,14 @@ func cancelWith(cancel context.CancelCauseFunc, cause error) func() {
 	return func() { cancel(cause) }
 }
 
-// readRequest reads a call stream's first frame within RequestTimeout: a
+// readRequest reads a call stream's first frame within RequestTimeout of
+// now: a
 // request dribbled on for ever would hold its stream and bytes for ever.
 // Past the deadline the stream is stopped and the error is WT_ABORTED,
 // which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
 // the work).
-func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
-	c.s.awaitRequest(c)
+func (c *inboundCall) readRequest(r *wire.Reader, now time.Time) (wire.Frame, error) {
+	c.s.awaitRequest(c, now)
 	f, err := r.Next()
 	if err == nil {
 		c.s.traffic.In(metrics.LaneCall, frameLen(f))
