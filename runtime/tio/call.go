@@ -28,13 +28,19 @@ func (s *session) call(ctx context.Context, event uint32, req []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.openCall(ctx, ev, req, true)
+	st, f, err := s.openCall(ctx, ev, req)
 	if err != nil {
 		return nil, err
 	}
+	// The watch and the reader are ready before the request is written:
+	// the transport's goroutine the write wakes runs once this one blocks
+	// reading the response, so whatever comes between delays the request.
 	defer abandonOnCancel(ctx, st).end()
 	r := wire.AcquireReader(st)
 	defer r.Recycle()
+	if err := s.writeRequest(ctx, st, ev, f, true); err != nil {
+		return nil, err
+	}
 	var resp []byte
 	got := false
 	for {
@@ -81,7 +87,7 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 			yield(nil, err)
 			return
 		}
-		st, err := s.openCall(ctx, ev, req, false)
+		st, f, err := s.openCall(ctx, ev, req)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -89,6 +95,10 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 		defer abandonOnCancel(ctx, st).end()
 		r := wire.AcquireReader(st)
 		defer r.Recycle()
+		if err := s.writeRequest(ctx, st, ev, f, false); err != nil {
+			yield(nil, err)
+			return
+		}
 		consumed := 0
 		for {
 			f, err := r.Next()
@@ -176,40 +186,49 @@ func (w *cancelWatch) end() {
 	cancelWatches.Put(w)
 }
 
-// openCall opens a call stream and writes the request; fin finishes the
-// send side after it (returns, §6.2).
-func (s *session) openCall(ctx context.Context, ev *Event, req []byte, fin bool) (transport.Stream, error) {
+// openCall opens a call stream for the request req, and returns it with
+// the request's frame (pooled), which writeRequest writes.
+func (s *session) openCall(ctx context.Context, ev *Event, req []byte) (transport.Stream, *frame, error) {
 	if s.mapping == transport.WebSocket {
-		return nil, Errorf(wire.LaneUnavailable, "'%s' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)", ev.Name)
+		return nil, nil, Errorf(wire.LaneUnavailable, "'%s' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)", ev.Name)
 	}
 	f := getFrame()
-	defer f.release()
 	var err error
 	if f.b, err = wire.AppendFrame(f.b[:0], wire.FrameCallRequest, ev.Payload, ev.ID, req); err != nil {
-		return nil, err
+		f.release()
+		return nil, nil, err
 	}
 	if err := s.waitHandshake(ctx); err != nil {
-		return nil, err
+		f.release()
+		return nil, nil, err
 	}
 	st, err := s.conn.OpenCall(ctx)
 	if err != nil {
-		return nil, s.callFailed(ctx, nil, ev, err)
+		f.release()
+		return nil, nil, s.callFailed(ctx, nil, ev, err)
 	}
+	return st, f, nil
+}
+
+// writeRequest writes the request frame f, which it releases, on st; fin
+// finishes the send side after it (returns, §6.2). A failure abandons st.
+func (s *session) writeRequest(ctx context.Context, st transport.Stream, ev *Event, f *frame, fin bool) error {
+	defer f.release()
 	if _, err := st.Write(f.b); err != nil {
 		var se *transport.StreamError
 		if errors.As(err, &se) && se.Remote {
 			// The responder stopped reading the request: its answer, such as
 			// the CALL_ERROR of a request over its byte budget (§5.1), or
 			// its reset is on the stream; the caller reads that.
-			return st, nil
+			return nil
 		}
 		abandon(st)
-		return nil, s.callFailed(ctx, nil, ev, err)
+		return s.callFailed(ctx, nil, ev, err)
 	}
 	if fin {
 		_ = st.Close()
 	}
-	return st, nil
+	return nil
 }
 
 // callFailed names why a call ended without its outcome: the session's end

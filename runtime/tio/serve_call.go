@@ -88,6 +88,12 @@ type inboundCall struct {
 	unwatch    func() bool
 	// stopWatched says the stop watch was queued (serveCall's own).
 	stopWatched bool
+
+	// r reads the request, and charged is what the request holds of the
+	// session's budget, until letGo; watched says watch reads r too.
+	r       *wire.Reader
+	charged int
+	watched bool
 }
 
 // inboundCalls recycles inboundCall states.
@@ -139,14 +145,15 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	r := wire.AcquireReader(st)
 	r.Limit(&s.requests)
-	// Recycled last: after watch, the only other user of r, has returned.
+	c.r = r
+	// Let go last: after watch, the only other user of r, has returned.
 	watching := false
 	var watched chan struct{}
 	defer func() {
 		if watching {
 			<-watched
 		}
-		r.Recycle()
+		c.letGo(true)
 	}()
 	// One clock read starts both the request's deadline and, for a
 	// returns handler, its stop watch's delay (requestDone): the watch is
@@ -178,9 +185,10 @@ func (s *session) serveCall(st transport.Stream) {
 		drain(r)
 		return
 	}
-	// The request stays charged to the budget until its handler returned.
-	req, charged := r.Keep(f.Payload)
-	defer s.requests.Give(charged)
+	// The request stays charged to the budget until its handler returned
+	// (settle).
+	var req []byte
+	req, c.charged = r.Keep(f.Payload)
 	c.ev = ev
 	c.credit.Store(InitialCredit)
 	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
@@ -205,6 +213,7 @@ func (s *session) serveCall(st transport.Stream) {
 	// transport's, bounded by its stream limit, until the session ends.
 	s.requestDone(c, false, began)
 	watching, watched = true, make(chan struct{})
+	c.watched = true
 	go c.watch(r, watched)
 	c.answer(req, began)
 	// Answered, the call no longer holds a slot of MaxCalls, but watch
@@ -221,13 +230,34 @@ func (s *session) serveCall(st transport.Stream) {
 }
 
 // answer runs the call from began, when its request was whole, and counts
-// its outcome; its context then ends.
+// its outcome; its context has ended by then (run).
 func (c *inboundCall) answer(req []byte, began time.Time) {
 	outcome := c.run(req)
 	if m := c.s.callMetrics(c.ev); m != nil {
 		m.Done(outcome, c.s.clk.Now().Sub(began))
 	}
+}
+
+// settle ends the call's context and lets go of its request once the
+// handler returned and the call was not cancelled, before the outcome is
+// written: the transport's goroutine that write wakes runs once this one
+// blocks or ends, so after the write nothing is left but the FIN.
+func (c *inboundCall) settle() {
 	c.cancel(errCallAnswered)
+	c.letGo(!c.watched)
+}
+
+// letGo gives the request's bytes back to the budget and, with reader,
+// recycles the reader; each happens once.
+func (c *inboundCall) letGo(reader bool) {
+	if c.charged != 0 {
+		c.s.requests.Give(c.charged)
+		c.charged = 0
+	}
+	if reader && c.r != nil {
+		c.r.Recycle()
+		c.r = nil
+	}
 }
 
 // cancelWith is a function cancelling with cause; it holds the cancel
@@ -355,6 +385,7 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 		abandon(c.st)
 		return metrics.CallCancelled
 	}
+	c.settle()
 	switch {
 	case !found:
 		c.s.traffic.Out(metrics.LaneCall, writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("this side has no handler for '%s'", c.ev.Name)}))
