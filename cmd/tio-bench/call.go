@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,52 +40,82 @@ func mallocs() uint64 {
 	return m.Mallocs
 }
 
-// driveCalls runs callers goroutines, each calling one at a time, until the
-// count or the duration is reached, and measures round trips.
-func driveCalls(ctx context.Context, cfg config, callers int, call func(ctx context.Context, buf []byte) error) (rateResult, error) {
-	ctx, cancel := measureCtx(ctx, cfg)
-	defer cancel()
+// callTally is one subject's calls over one or more measurement windows.
+type callTally struct {
+	calls   int64
+	elapsed time.Duration
+	cpu     time.Duration // the process's user+system CPU time
+	mallocs uint64
+	lat     latencies
+}
+
+func (t *callTally) result() rateResult {
+	n := float64(max(t.calls, 1))
+	return rateResult{
+		perSec: perSecond(t.calls, t.elapsed),
+		p50:    t.lat.percentile(0.50),
+		p99:    t.lat.percentile(0.99),
+		allocs: float64(t.mallocs) / n,
+		cpu:    float64(t.cpu) / float64(time.Microsecond) / n,
+	}
+}
+
+// callWindow runs callers goroutines, each calling one at a time, for d or
+// until t holds count calls, and adds the window's round trips to t.
+func callWindow(ctx context.Context, count int, callers int, d time.Duration, t *callTally, call func(ctx context.Context, buf []byte) error) error {
 	var (
 		issued atomic.Int64
 		wg     sync.WaitGroup
 		mu     sync.Mutex
-		all    latencies
 		first  error
+		calls  int64
 	)
+	room := int64(count) - t.calls
 	before := mallocs()
 	cpu0 := cpuTime()
 	start := time.Now()
-	deadline := start.Add(cfg.duration)
+	deadline := start.Add(d)
 	for range callers {
 		wg.Go(func() {
-			lat := make(latencies, 0, min(cfg.count, maxLatencySamples))
+			lat := make(latencies, 0, 1024)
 			buf := make([]byte, 4096)
 			var err error
-			for issued.Add(1) <= int64(cfg.count) && time.Now().Before(deadline) {
+			var n int64
+			for issued.Add(1) <= room && time.Now().Before(deadline) {
 				t0 := time.Now()
 				if err = call(ctx, buf); err != nil {
 					break
 				}
-				if len(lat) < cap(lat) {
+				n++
+				if len(lat) < maxLatencySamples {
 					lat = append(lat, time.Since(t0))
 				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			all = append(all, lat...)
+			t.lat = append(t.lat, lat...)
+			calls += n
 			if err != nil && first == nil {
 				first = err
 			}
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	cpu := float64(cpuTime()-cpu0) / float64(time.Microsecond) / float64(max(len(all), 1))
-	allocs := float64(mallocs()-before) / float64(max(len(all), 1))
-	if first != nil {
-		return rateResult{}, first
-	}
-	return rateResult{perSec: perSecond(int64(len(all)), elapsed), p50: all.percentile(0.50), p99: all.percentile(0.99), allocs: allocs, cpu: cpu}, nil
+	t.elapsed += time.Since(start)
+	t.cpu += cpuTime() - cpu0
+	t.mallocs += mallocs() - before
+	t.calls += calls
+	return first
+}
+
+// driveCalls runs callers goroutines, each calling one at a time, until the
+// count or the duration is reached, and measures round trips.
+func driveCalls(ctx context.Context, cfg config, callers int, call func(ctx context.Context, buf []byte) error) (rateResult, error) {
+	ctx, cancel := measureCtx(ctx, cfg)
+	defer cancel()
+	var t callTally
+	err := callWindow(ctx, cfg.count, callers, cfg.duration, &t, call)
+	return t.result(), err
 }
 
 func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
@@ -127,38 +158,17 @@ func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
 	rawReq, _ := frames(wire.FrameCallRequest, evEcho, callRequest, 1)
 
 	var out []sample
-	for _, callers := range []int{1, 64} {
-		var ours, raw rateResult
-		var oursErr, rawErr error
-		measureOurs := func() {
-			asSubject("ours", func() {
-				ours, oursErr = driveCalls(ctx, cfg, callers, func(ctx context.Context, _ []byte) error {
-					_, err := c.Call(ctx, evEcho, callRequest)
-					return err
-				})
+	for _, callers := range cfg.callers {
+		ours, raw, err := measureCallPair(ctx, cfg, callers,
+			func(ctx context.Context, _ []byte) error {
+				_, err := c.Call(ctx, evEcho, callRequest)
+				return err
+			},
+			func(ctx context.Context, buf []byte) error {
+				return rawCall(ctx, sess, rawReq, buf)
 			})
-		}
-		measureRaw := func() {
-			asSubject("raw", func() {
-				raw, rawErr = driveCalls(ctx, cfg, callers, func(ctx context.Context, buf []byte) error {
-					return rawCall(ctx, sess, rawReq, buf)
-				})
-			})
-		}
-		// Raw first on every other run, so that neither always runs second
-		// on a host whose load drifts.
-		if cfg.run%2 == 1 {
-			measureRaw()
-			measureOurs()
-		} else {
-			measureOurs()
-			measureRaw()
-		}
-		if oursErr != nil {
-			return nil, fmt.Errorf("ours, %d callers: %w", callers, oursErr)
-		}
-		if rawErr != nil {
-			return nil, fmt.Errorf("raw, %d callers: %w", callers, rawErr)
+		if err != nil {
+			return nil, err
 		}
 		note := "ours: Client.Call on a returns event, echo handler; raw: new bidi stream per request, write the same CALL_REQUEST frame + FIN, server echoes it + FIN"
 		out = append(out,
@@ -172,6 +182,37 @@ func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
 		)
 	}
 	return out, nil
+}
+
+// measureCallPair measures ours and raw with callers callers each, for
+// -duration each. With -slice, the duration is cut into slices that
+// alternate between the two (which goes first alternating too), so that a
+// host whose load drifts weighs on both alike; otherwise raw goes first on
+// every other run.
+func measureCallPair(ctx context.Context, cfg config, callers int, ours, raw func(ctx context.Context, buf []byte) error) (rateResult, rateResult, error) {
+	ctx, cancel := measureCtx(ctx, cfg)
+	defer cancel()
+	slices, d := 1, cfg.duration
+	if cfg.slice > 0 && cfg.slice < cfg.duration {
+		slices = int((cfg.duration + cfg.slice - 1) / cfg.slice)
+		d = cfg.duration / time.Duration(slices)
+	}
+	var tally [2]callTally
+	names := [2]string{"ours", "raw"}
+	calls := [2]func(context.Context, []byte) error{ours, raw}
+	for i := range slices {
+		first := (cfg.run + i) % 2 // 1: raw first
+		for _, k := range []int{first, 1 - first} {
+			var err error
+			trace.WithRegion(ctx, fmt.Sprintf("%s %d callers", names[k], callers), func() {
+				asSubject(names[k], func() { err = callWindow(ctx, cfg.count, callers, d, &tally[k], calls[k]) })
+			})
+			if err != nil {
+				return rateResult{}, rateResult{}, fmt.Errorf("%s, %d callers: %w", names[k], callers, err)
+			}
+		}
+	}
+	return tally[0].result(), tally[1].result(), nil
 }
 
 // asSubject runs f with the profile label subject=name, which every

@@ -24,6 +24,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,8 @@ import (
 // config bounds every scenario.
 type config struct {
 	sizes         []int         // emit payload sizes in bytes
+	callers       []int         // wt-call: concurrent callers of each measurement
+	slice         time.Duration // wt-call: ours and raw alternate in slices this long (0: one window each)
 	duration      time.Duration // time bound of one measurement
 	count         int           // message/call/element bound of one measurement
 	runs          int           // repetitions; figures are medians
@@ -137,8 +140,10 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	which := fs.String("scenario", "all", "scenario to run: all (the tiogen/raw ones), peers (the comparison with the peers), or one or more (comma-separated) of "+strings.Join(append(append(names, peerNames...), lossScenario.name), ", "))
 	sizes := fs.String("sizes", "64,1024", "emit payload sizes in bytes, comma-separated")
+	callers := fs.String("callers", "1,64", "wt-call: concurrent callers of each measurement, comma-separated")
 	cfg := config{}
 	fs.DurationVar(&cfg.duration, "duration", time.Second, "time bound of one measurement")
+	fs.DurationVar(&cfg.slice, "slice", 0, "wt-call: cut each -duration into slices this long that alternate between ours and raw, so that a host whose load drifts weighs on both alike (0: one window each, raw first on every other run)")
 	fs.IntVar(&cfg.count, "count", 2_000_000, "count bound of one measurement (messages, calls, elements, datagrams)")
 	fs.IntVar(&cfg.runs, "runs", 3, "repetitions of each scenario; figures are the medians")
 	fs.IntVar(&cfg.sessions, "sessions", 1000, "sessions for wt-idle and ws-broadcast")
@@ -158,6 +163,7 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	traceFile := fs.String("trace", "", "write an execution trace of the whole run to this file (go tool trace); wt-call marks each measurement with a region named after its subject and callers")
 	memprofile := fs.String("memprofile", "", "write a heap profile of the whole run, every allocation sampled, to this file (the allocation figures then include the profiler's own cost)")
 	fs.BoolVar(&cfg.realtime, "realtime", false, "nats-broadcast: measure the latency figures (host start, paced broadcasts, reconnect) with the whole process at real-time priority (SCHED_RR 1; root or CAP_SYS_NICE), ours and raw alike, the saturated ones at normal priority; without the privilege it says so and measures at normal priority")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs) or its bound (the median)")
@@ -168,8 +174,11 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	if cfg.sizes, err = parseSizes(*sizes); err != nil {
 		return err
 	}
-	if cfg.duration <= 0 || cfg.count <= 0 || cfg.runs <= 0 || cfg.sessions <= 0 || cfg.batch <= 0 || cfg.window <= 32 || cfg.window > tio.EmitQueueFrames || cfg.dgramRate <= 0 || cfg.broadcastRate <= 0 {
-		return errors.New("-duration, -count, -runs, -sessions, -batch, -dgram-rate and -broadcast-rate must be positive, -window from 33 to 256 (the emit queue, §9)")
+	if cfg.callers, err = parseCallers(*callers); err != nil {
+		return err
+	}
+	if cfg.duration <= 0 || cfg.slice < 0 || cfg.count <= 0 || cfg.runs <= 0 || cfg.sessions <= 0 || cfg.batch <= 0 || cfg.window <= 32 || cfg.window > tio.EmitQueueFrames || cfg.dgramRate <= 0 || cfg.broadcastRate <= 0 {
+		return errors.New("-duration, -count, -runs, -sessions, -batch, -dgram-rate and -broadcast-rate must be positive, -slice at least 0, -window from 33 to 256 (the emit queue, §9)")
 	}
 	if *attempts <= 0 {
 		return errors.New("-attempts must be positive")
@@ -206,6 +215,17 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	if *memprofile != "" {
 		runtime.MemProfileRate = 1
@@ -314,6 +334,18 @@ func parseSizes(s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 20 || n > 64<<10 {
 			return nil, fmt.Errorf("size %q: want a number of bytes from 20 to 65536", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseCallers(s string) ([]int, error) {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 || n > 256 {
+			return nil, fmt.Errorf("callers %q: want a number from 1 to 256 (the §10.1 call limit)", part)
 		}
 		out = append(out, n)
 	}

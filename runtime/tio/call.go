@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"slices"
 	"sync"
 
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -28,13 +29,19 @@ func (s *session) call(ctx context.Context, event uint32, req []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.openCall(ctx, ev, req, true)
+	st, f, err := s.openCall(ctx, ev, req)
 	if err != nil {
 		return nil, err
 	}
-	defer abandonOnCancel(ctx, st).end()
+	// The watch and the reader are ready before the request is written:
+	// the transport's goroutine the write wakes runs once this one blocks
+	// reading the response, so whatever comes between delays the request.
+	defer s.abandonOnCancel(ctx, st).end()
 	r := wire.AcquireReader(st)
 	defer r.Recycle()
+	if err := s.writeRequest(ctx, st, ev, f, true); err != nil {
+		return nil, err
+	}
 	var resp []byte
 	got := false
 	for {
@@ -81,14 +88,18 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 			yield(nil, err)
 			return
 		}
-		st, err := s.openCall(ctx, ev, req, false)
+		st, f, err := s.openCall(ctx, ev, req)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		defer abandonOnCancel(ctx, st).end()
+		defer s.abandonOnCancel(ctx, st).end()
 		r := wire.AcquireReader(st)
 		defer r.Recycle()
+		if err := s.writeRequest(ctx, st, ev, f, false); err != nil {
+			yield(nil, err)
+			return
+		}
 		consumed := 0
 		for {
 			f, err := r.Next()
@@ -138,8 +149,112 @@ func (s *session) stream(ctx context.Context, event uint32, req []byte) iter.Seq
 	}
 }
 
-// cancelWatch abandons a call stream once the caller's context ends. It is
-// recycled, with the function context.AfterFunc runs, when that never ran.
+// callWatch abandons the call streams in flight with one context once it
+// ends (§8). A session has one, for the calls made with the context it
+// watches: calls made with the same context, one after another or at once,
+// register with it once, instead of a context.AfterFunc each (its two
+// allocations, the context's lock taken twice). It stays registered
+// between calls once a second call used its context, holding that context
+// until another takes its place or the session ends; a context used for
+// one call is let go of at that call's end, as a watch of the call's own
+// would be, so that the cancel which usually follows starts nothing. A
+// call with another context while calls with this one are in flight gets
+// a cancelWatch of its own.
+type callWatch struct {
+	mu     sync.Mutex
+	ctx    context.Context // watched while stop is set; the last one watched otherwise
+	stop   func() bool
+	calls  []transport.Stream // in flight with ctx
+	reused bool               // a call after the first used ctx: registered between calls
+	ended  bool               // the session ended: nothing is watched here any more
+	hooked bool               // the session's end lets the watch go (sessionEnded)
+	fire   func()             // abandonAll, bound once
+}
+
+// join watches st with ctx, unless the watch is busy with another context.
+func (w *callWatch) join(s *session, ctx context.Context, st transport.Stream) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return false
+	}
+	same := sameContext(w.ctx, ctx)
+	if w.stop != nil && same {
+		w.reused = true
+	} else {
+		if w.stop != nil {
+			if len(w.calls) > 0 {
+				return false
+			}
+			w.stop()
+		}
+		if !w.hooked {
+			w.hooked, w.fire = true, w.abandonAll
+			context.AfterFunc(s.ctx, w.sessionEnded)
+		}
+		w.ctx, w.reused = ctx, same
+		w.stop = context.AfterFunc(ctx, w.fire)
+	}
+	w.calls = append(w.calls, st)
+	return true
+}
+
+// leave stops watching st, and lets the context go if no call is left
+// and no second call used it.
+func (w *callWatch) leave(st transport.Stream) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i := slices.Index(w.calls, st); i >= 0 {
+		last := len(w.calls) - 1
+		w.calls[i], w.calls[last] = w.calls[last], nil
+		w.calls = w.calls[:last]
+	}
+	if len(w.calls) == 0 && w.stop != nil && !w.reused {
+		w.stop()
+		w.stop = nil
+	}
+}
+
+// abandonAll abandons every call in flight once the watched context ended.
+// A registration let go of as its context ended finds the watch moved on
+// (not set, or on a context that has not ended) and does nothing.
+func (w *callWatch) abandonAll() {
+	w.mu.Lock()
+	if w.stop == nil || w.ctx.Err() == nil {
+		w.mu.Unlock()
+		return
+	}
+	calls := w.calls
+	w.calls, w.stop = nil, nil
+	w.mu.Unlock()
+	for _, st := range calls {
+		abandon(st)
+	}
+}
+
+// sessionEnded lets the watched context go: the session's calls end with
+// it, and the context would otherwise hold the session.
+func (w *callWatch) sessionEnded() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ended = true
+	if w.stop != nil {
+		w.stop()
+		w.stop = nil
+	}
+	w.ctx, w.calls = nil, nil
+}
+
+// sameContext reports whether a and b are the same context; one of a type
+// that cannot be compared is never the same.
+func sameContext(a, b context.Context) (same bool) {
+	defer func() { _ = recover() }()
+	return a == b
+}
+
+// cancelWatch abandons a call stream once the caller's context ends, for
+// a call the session's callWatch does not take. It is recycled, with the
+// function context.AfterFunc runs, when that never ran.
 type cancelWatch struct {
 	st   transport.Stream
 	fire func() // w.abandon, bound once
@@ -154,18 +269,6 @@ var cancelWatches = sync.Pool{New: func() any {
 
 func (w *cancelWatch) abandon() { abandon(w.st) }
 
-// abandonOnCancel abandons st once ctx ends, until end is called; a context
-// that never ends costs nothing.
-func abandonOnCancel(ctx context.Context, st transport.Stream) *cancelWatch {
-	if ctx.Done() == nil {
-		return nil
-	}
-	w := cancelWatches.Get().(*cancelWatch)
-	w.st = st
-	w.stop = context.AfterFunc(ctx, w.fire)
-	return w
-}
-
 // end stops the watch; one whose abandon ran or is running keeps its
 // state.
 func (w *cancelWatch) end() {
@@ -176,40 +279,80 @@ func (w *cancelWatch) end() {
 	cancelWatches.Put(w)
 }
 
-// openCall opens a call stream and writes the request; fin finishes the
-// send side after it (returns, §6.2).
-func (s *session) openCall(ctx context.Context, ev *Event, req []byte, fin bool) (transport.Stream, error) {
+// callCancel is one call's registration with a watch.
+type callCancel struct {
+	shared *callWatch
+	own    *cancelWatch
+	st     transport.Stream
+}
+
+// abandonOnCancel abandons st once ctx ends, until end is called; a context
+// that never ends costs nothing.
+func (s *session) abandonOnCancel(ctx context.Context, st transport.Stream) callCancel {
+	if ctx.Done() == nil {
+		return callCancel{}
+	}
+	if s.callWatch.join(s, ctx, st) {
+		return callCancel{shared: &s.callWatch, st: st}
+	}
+	w := cancelWatches.Get().(*cancelWatch)
+	w.st = st
+	w.stop = context.AfterFunc(ctx, w.fire)
+	return callCancel{own: w}
+}
+
+// end stops watching the call.
+func (c callCancel) end() {
+	if c.shared != nil {
+		c.shared.leave(c.st)
+		return
+	}
+	c.own.end()
+}
+
+// openCall opens a call stream for the request req, and returns it with
+// the request's frame (pooled), which writeRequest writes.
+func (s *session) openCall(ctx context.Context, ev *Event, req []byte) (transport.Stream, *frame, error) {
 	if s.mapping == transport.WebSocket {
-		return nil, Errorf(wire.LaneUnavailable, "'%s' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)", ev.Name)
+		return nil, nil, Errorf(wire.LaneUnavailable, "'%s' is a call, and the WebSocket mapping has no bidirectional streams (§3.3)", ev.Name)
 	}
 	f := getFrame()
-	defer f.release()
 	var err error
 	if f.b, err = wire.AppendFrame(f.b[:0], wire.FrameCallRequest, ev.Payload, ev.ID, req); err != nil {
-		return nil, err
+		f.release()
+		return nil, nil, err
 	}
 	if err := s.waitHandshake(ctx); err != nil {
-		return nil, err
+		f.release()
+		return nil, nil, err
 	}
 	st, err := s.conn.OpenCall(ctx)
 	if err != nil {
-		return nil, s.callFailed(ctx, nil, ev, err)
+		f.release()
+		return nil, nil, s.callFailed(ctx, nil, ev, err)
 	}
+	return st, f, nil
+}
+
+// writeRequest writes the request frame f, which it releases, on st; fin
+// finishes the send side after it (returns, §6.2). A failure abandons st.
+func (s *session) writeRequest(ctx context.Context, st transport.Stream, ev *Event, f *frame, fin bool) error {
+	defer f.release()
 	if _, err := st.Write(f.b); err != nil {
 		var se *transport.StreamError
 		if errors.As(err, &se) && se.Remote {
 			// The responder stopped reading the request: its answer, such as
 			// the CALL_ERROR of a request over its byte budget (§5.1), or
 			// its reset is on the stream; the caller reads that.
-			return st, nil
+			return nil
 		}
 		abandon(st)
-		return nil, s.callFailed(ctx, nil, ev, err)
+		return s.callFailed(ctx, nil, ev, err)
 	}
 	if fin {
 		_ = st.Close()
 	}
-	return st, nil
+	return nil
 }
 
 // callFailed names why a call ended without its outcome: the session's end

@@ -64,9 +64,8 @@ func (q *callQueue) remove(c *inboundCall) {
 	c.prev, c.next, c.queue = nil, nil, nil
 }
 
-// awaitRequest starts c's request deadline.
-func (s *session) awaitRequest(c *inboundCall) {
-	now := s.clk.Now()
+// awaitRequest starts c's request deadline at now.
+func (s *session) awaitRequest(c *inboundCall, now time.Time) {
 	t := &s.callTimers
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -76,10 +75,12 @@ func (s *session) awaitRequest(c *inboundCall) {
 }
 
 // requestDone ends c's request deadline. With watch, the handler of a
-// returns call with nothing left to read begins at began: its stop watch
-// is registered stopWatchDelay later unless it has returned by then
-// (handlerDone).
-func (s *session) requestDone(c *inboundCall, watch bool, began time.Time) {
+// returns call with nothing left to read begins now, its request read since
+// since: its stop watch is registered stopWatchDelay after since, or after
+// the watch queued before it if that is later, which keeps the queue in
+// deadline order and is never later than stopWatchDelay after now, unless
+// the handler has returned by then (handlerDone).
+func (s *session) requestDone(c *inboundCall, watch bool, since time.Time) {
 	c.stopWatched = watch
 	t := &s.callTimers
 	t.mu.Lock()
@@ -88,9 +89,12 @@ func (s *session) requestDone(c *inboundCall, watch bool, began time.Time) {
 		c.queue.remove(c)
 	}
 	if watch {
-		c.due = began.Add(stopWatchDelay)
+		c.due = since.Add(stopWatchDelay)
+		if last := t.running.tail; last != nil && last.due.After(c.due) {
+			c.due = last.due
+		}
 		t.running.push(c)
-		s.setCallTimerLocked(began, c.due)
+		s.setCallTimerLocked(since, c.due)
 	}
 }
 

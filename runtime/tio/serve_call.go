@@ -25,18 +25,22 @@ var errCallerStopped = errors.New("the initiator stopped reading the call's resp
 // errCallAnswered ends a call's context once its outcome is written.
 var errCallAnswered = errors.New("the call was answered")
 
-// acceptCalls accepts the peer's call streams. Past MaxCalls concurrent
-// ones, a stream is reset WT_TOO_MANY_STREAMS without being read, and the
+// acceptCalls accepts the peer's next call stream and answers it on this
+// goroutine, once it has started the goroutine that accepts the one after:
+// the call runs where its stream arrived, with no hand-off to another
+// goroutine between the request and its handler. Past MaxCalls concurrent
+// calls, a stream is reset WT_TOO_MANY_STREAMS without being read, and the
 // session stays open (§10.1).
 func (s *session) acceptCalls() {
 	defer s.wg.Done()
-	defer s.stopCallTimers()
 	for {
 		st, err := s.conn.AcceptCall(s.ctx)
 		if err != nil {
+			s.stopCallTimers()
 			return
 		}
-		// Only this goroutine increments, so the check cannot be overtaken.
+		// Only the accepting goroutine increments, and the next one starts
+		// after it did, so the check cannot be overtaken.
 		if int(s.activeCalls.Load()) >= s.opts.MaxCalls {
 			s.metrics.Hit(metrics.LimitMaxCalls)
 			st.Stop(wire.ResetTooManyStreams)
@@ -45,7 +49,9 @@ func (s *session) acceptCalls() {
 		}
 		s.activeCalls.Add(1)
 		s.wg.Add(1)
-		go s.serveCall(st)
+		go s.acceptCalls()
+		s.serveCall(st)
+		return
 	}
 }
 
@@ -82,6 +88,12 @@ type inboundCall struct {
 	unwatch    func() bool
 	// stopWatched says the stop watch was queued (serveCall's own).
 	stopWatched bool
+
+	// r reads the request, and charged is what the request holds of the
+	// session's budget, until letGo; watched says watch reads r too.
+	r       *wire.Reader
+	charged int
+	watched bool
 }
 
 // inboundCalls recycles inboundCall states.
@@ -114,14 +126,13 @@ func (c *inboundCall) release() {
 	}
 }
 
-// serveCall answers one call in the goroutine acceptCalls started for it.
+// serveCall answers one call on the goroutine that accepted it.
 // A returns request that arrived with the initiator's FIN, which a
 // conforming initiator sends with it, leaves nothing to read: the stream's
 // AfterStopped is then all that can cancel the call (§8), registered once
 // the handler has run for stopWatchDelay, and no second goroutine watches
 // it. Otherwise watch reads the initiator's side while the handler runs.
 func (s *session) serveCall(st transport.Stream) {
-	defer s.wg.Done()
 	c := s.getInboundCall(st)
 	defer c.recycle() // last: after everything below let go of it
 	defer c.release()
@@ -134,16 +145,21 @@ func (s *session) serveCall(st transport.Stream) {
 	}
 	r := wire.AcquireReader(st)
 	r.Limit(&s.requests)
-	// Recycled last: after watch, the only other user of r, has returned.
+	c.r = r
+	// Let go last: after watch, the only other user of r, has returned.
 	watching := false
 	var watched chan struct{}
 	defer func() {
 		if watching {
 			<-watched
 		}
-		r.Recycle()
+		c.letGo(true)
 	}()
-	f, err := c.readRequest(r)
+	// One clock read starts both the request's deadline and, for a
+	// returns handler, its stop watch's delay (requestDone): the watch is
+	// registered no later than stopWatchDelay after the handler began.
+	now := s.clk.Now()
+	f, err := c.readRequest(r, now)
 	if err != nil {
 		s.requestDone(c, false, time.Time{})
 		c.release()
@@ -169,9 +185,10 @@ func (s *session) serveCall(st transport.Stream) {
 		drain(r)
 		return
 	}
-	// The request stays charged to the budget until its handler returned.
-	req, charged := r.Keep(f.Payload)
-	defer s.requests.Give(charged)
+	// The request stays charged to the budget until its handler returned
+	// (settle).
+	var req []byte
+	req, c.charged = r.Keep(f.Payload)
 	c.ev = ev
 	c.credit.Store(InitialCredit)
 	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
@@ -179,9 +196,14 @@ func (s *session) serveCall(st transport.Stream) {
 		c.creditIn = make(chan struct{}, 1)
 		c.out = newResponseWriter(st, c.ctx, c.cancel)
 	}
-	began := s.clk.Now()
+	// tio_call_duration_seconds counts from the whole request; without
+	// metrics the clock is not read again.
+	began := now
+	if s.callMetrics(ev) != nil {
+		began = s.clk.Now()
+	}
 	if ev.Kind == Returns && r.Ended() {
-		s.requestDone(c, true, began)
+		s.requestDone(c, true, now)
 		c.answer(req, began)
 		return
 	}
@@ -191,6 +213,7 @@ func (s *session) serveCall(st transport.Stream) {
 	// transport's, bounded by its stream limit, until the session ends.
 	s.requestDone(c, false, began)
 	watching, watched = true, make(chan struct{})
+	c.watched = true
 	go c.watch(r, watched)
 	c.answer(req, began)
 	// Answered, the call no longer holds a slot of MaxCalls, but watch
@@ -207,13 +230,34 @@ func (s *session) serveCall(st transport.Stream) {
 }
 
 // answer runs the call from began, when its request was whole, and counts
-// its outcome; its context then ends.
+// its outcome; its context has ended by then (run).
 func (c *inboundCall) answer(req []byte, began time.Time) {
 	outcome := c.run(req)
 	if m := c.s.callMetrics(c.ev); m != nil {
 		m.Done(outcome, c.s.clk.Now().Sub(began))
 	}
+}
+
+// settle ends the call's context and lets go of its request once the
+// handler returned and the call was not cancelled, before the outcome is
+// written: the transport's goroutine that write wakes runs once this one
+// blocks or ends, so after the write nothing is left but the FIN.
+func (c *inboundCall) settle() {
 	c.cancel(errCallAnswered)
+	c.letGo(!c.watched)
+}
+
+// letGo gives the request's bytes back to the budget and, with reader,
+// recycles the reader; each happens once.
+func (c *inboundCall) letGo(reader bool) {
+	if c.charged != 0 {
+		c.s.requests.Give(c.charged)
+		c.charged = 0
+	}
+	if reader && c.r != nil {
+		c.r.Recycle()
+		c.r = nil
+	}
 }
 
 // cancelWith is a function cancelling with cause; it holds the cancel
@@ -222,13 +266,14 @@ func cancelWith(cancel context.CancelCauseFunc, cause error) func() {
 	return func() { cancel(cause) }
 }
 
-// readRequest reads a call stream's first frame within RequestTimeout: a
+// readRequest reads a call stream's first frame within RequestTimeout of
+// now: a
 // request dribbled on for ever would hold its stream and bytes for ever.
 // Past the deadline the stream is stopped and the error is WT_ABORTED,
 // which the responder answers as a CALL_ERROR (§6.4, §10.1: it abandons
 // the work).
-func (c *inboundCall) readRequest(r *wire.Reader) (wire.Frame, error) {
-	c.s.awaitRequest(c)
+func (c *inboundCall) readRequest(r *wire.Reader, now time.Time) (wire.Frame, error) {
+	c.s.awaitRequest(c, now)
 	f, err := r.Next()
 	if err == nil {
 		c.s.traffic.In(metrics.LaneCall, frameLen(f))
@@ -340,6 +385,7 @@ func (c *inboundCall) run(req []byte) metrics.CallOutcome {
 		abandon(c.st)
 		return metrics.CallCancelled
 	}
+	c.settle()
 	switch {
 	case !found:
 		c.s.traffic.Out(metrics.LaneCall, writeCallError(c.st, wire.CallError{Code: wire.HandlerError, Message: fmt.Sprintf("this side has no handler for '%s'", c.ev.Name)}))

@@ -94,6 +94,8 @@ type session struct {
 	answeredOpen atomic.Int32
 	// callTimers runs the deadlines of the calls this side answers.
 	callTimers callTimers
+	// callWatch abandons this side's calls once their context ends.
+	callWatch callWatch
 	// requests bounds the bytes incoming call requests hold (§5.1).
 	requests requestBudget
 	stats    counters
