@@ -259,13 +259,13 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	tick.Stop()
 	// The first quarter is warm-up (pools, buffers, the scheduler's own).
 	steady := samples[len(samples)/4:]
-	mb := func(y func(sample) uint64) func(sample) float64 {
+	asFloat := func(y func(sample) uint64) func(sample) float64 {
 		return func(s sample) float64 { return float64(y(s)) }
 	}
-	heapSlope, heapErr := slope(steady, mb(func(s sample) uint64 { return s.heap }))
-	rssSlope, rssErr := slope(steady, mb(func(s sample) uint64 { return s.rss }))
+	heapSlope, heapErr := slope(steady, asFloat(func(s sample) uint64 { return s.heap }))
+	rssSlope, rssErr := slope(steady, asFloat(func(s sample) uint64 { return s.rss }))
 	perHour := func(y func(sample) uint64) string {
-		b, e := slope(steady, mb(y))
+		b, e := slope(steady, asFloat(y))
 		return fmt.Sprintf("%.1f ± %.1f", b/1e6, e/1e6)
 	}
 	t.Logf("under load after warm-up, %d samples %v apart: least-squares slopes ± their standard error, MB/hour: RSS %.1f ± %.1f, RSS less free heap %s, heap %.1f ± %.1f, kept heap %s, stacks %s",
@@ -341,15 +341,16 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 }
 
 // writeHeapProfile writes the heap profile as of the last collection to
-// path.
+// path; a failure is reported and the soak goes on.
 func writeHeapProfile(t *testing.T, path string) {
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return
 	}
 	defer f.Close()
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
 }
 
@@ -361,7 +362,7 @@ func writeSamples(t *testing.T, path string, ss []sample) {
 		fmt.Fprintf(&b, "%.1f,%d,%d,%d,%d,%d,%d,%.2f\n", s.at.Seconds(), s.heap, s.kept, s.free, s.stacks, s.rss, s.goroutines, s.cpu.Seconds())
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
 }
 
