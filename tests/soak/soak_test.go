@@ -2,7 +2,9 @@
 // hostile peers over both mappings on 127.0.0.1, and checks that memory
 // stays bounded and every goroutine ends. TIO_SOAK sets the duration (2m
 // by default, as make test runs it; make soak runs 30m), TIO_SOAK_SESSIONS
-// the sessions held at once (24 by default; make soak SESSIONS=500).
+// the sessions held at once (24 by default; make soak SESSIONS=500);
+// TIO_SOAK_PROFILE_DIR, when set, receives a heap profile each minute and
+// every sample as CSV.
 package soak
 
 import (
@@ -12,9 +14,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,11 +58,19 @@ var (
 
 // sample is one reading of the process.
 type sample struct {
-	at         time.Duration
-	heap       uint64 // live heap after a GC
-	rss        uint64
-	goroutines int
-	cpu        time.Duration // the process's CPU time so far, user and system
+	at   time.Duration
+	heap uint64 // live heap after a GC
+	// kept is heap less what was allocated while the second collection
+	// ran: an allocation made during a collection counts as live until the
+	// next, so under load heap holds the buffers in flight then, and kept
+	// is what was there before the collection and survived it.
+	kept uint64
+	// free is heap memory the runtime holds free, not yet returned to the
+	// system (part of rss); stacks is the goroutine stacks' memory.
+	free, stacks uint64
+	rss          uint64
+	goroutines   int
+	cpu          time.Duration // the process's CPU time so far, user and system
 }
 
 func read(began time.Time) sample {
@@ -65,10 +78,14 @@ func read(began time.Time) sample {
 	// 64 KiB write buffers among them) to the pools' victim caches, where
 	// they are still live; the second frees them.
 	runtime.GC()
-	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return sample{at: time.Since(began), heap: ms.HeapAlloc, rss: rss(), goroutines: runtime.NumGoroutine(), cpu: cpuTime()}
+	allocated := ms.TotalAlloc
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	during := ms.TotalAlloc - allocated
+	return sample{at: time.Since(began), heap: ms.HeapAlloc, kept: ms.HeapAlloc - min(during, ms.HeapAlloc),
+		free: ms.HeapIdle - ms.HeapReleased, stacks: ms.StackInuse, rss: rss(), goroutines: runtime.NumGoroutine(), cpu: cpuTime()}
 }
 
 // cpuTime is the process's user and system time from /proc/self/stat (in
@@ -103,8 +120,10 @@ func rss() uint64 {
 	return pages * uint64(os.Getpagesize())
 }
 
-// slope is the least-squares slope of y over x, per hour.
-func slope(ss []sample, y func(sample) float64) float64 {
+// slope is the least-squares slope of y over x, per hour, and its
+// standard error (from the residuals' spread about the line): how far the
+// samples' spread alone moves the slope.
+func slope(ss []sample, y func(sample) float64) (perHour, stderr float64) {
 	var n, sx, sy, sxx, sxy float64
 	for _, s := range ss {
 		x := s.at.Hours()
@@ -114,7 +133,14 @@ func slope(ss []sample, y func(sample) float64) float64 {
 		sxx += x * x
 		sxy += x * y(s)
 	}
-	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	perHour = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	at := (sy - perHour*sx) / n
+	var squares float64
+	for _, s := range ss {
+		r := y(s) - at - perHour*s.at.Hours()
+		squares += r * r
+	}
+	return perHour, math.Sqrt(squares / (n - 2) / (sxx - sx*sx/n))
 }
 
 // The soak: sessions on both mappings emit into their room (every member
@@ -142,32 +168,11 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler) // the hostile peers' ends are logged at Info
-	srv, err := tio.NewServer(contract, tio.ServerOptions{Logger: quiet, OnSession: func(p *tio.Peer) {
-		if room, _ := p.Data().(string); room != "" {
-			_ = p.Join(room)
-		}
-	}})
+	srv, err := newRoomServer(quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
-	srv.HandleStream(evCount, func(_ context.Context, _ *tio.Peer, req []byte, send func([]byte) error) error {
-		for range 20 {
-			if err := send(req); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	srv.HandleEmit(evSay, func(ctx context.Context, p *tio.Peer, b []byte) error {
-		return p.Broadcast(ctx, p.Data().(string), evSaid, b)
-	})
-	srv.HandleEmit(evPos, func(ctx context.Context, p *tio.Peer, b []byte) error {
-		return p.BroadcastDatagram(ctx, p.Data().(string), evPos, b)
-	})
-	// A session's room is in its URL's query.
-	room := func(_ context.Context, r *transport.Request) (any, error) { return r.Query.Get("room"), nil }
-	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/soak", Dev: cert, Logger: quiet, Authorize: room})
+	l, err := endpoint.Listen(srv, endpoint.Options{Addr: "127.0.0.1:0", Path: "/soak", Dev: cert, Logger: quiet, Authorize: roomOfQuery})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,14 +223,33 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		}
 	})
 
+	// Sampled every 10 s (more often in a short run), so the least-squares
+	// slope rests on many samples rather than on the spread of a few;
+	// logged each minute. TIO_SOAK_PROFILE_DIR, when set, gets a heap
+	// profile at each logged sample (after the sample's two collections),
+	// for go tool pprof -base early late.
+	every := min(duration/24, 10*time.Second)
+	logEvery := max(1, int(time.Minute/every))
+	profiles := os.Getenv("TIO_SOAK_PROFILE_DIR")
+	if profiles != "" {
+		if err := os.MkdirAll(profiles, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var samples []sample
-	tick := time.NewTicker(min(duration/24, time.Minute))
+	tick := time.NewTicker(every)
 	for done := false; !done; {
 		select {
 		case <-tick.C:
 			s := read(began)
 			samples = append(samples, s)
-			t.Logf("%6.0fs heap %6.1f MB rss %6.1f MB goroutines %5d cpu %3.0f%% ops %d hostile %d", s.at.Seconds(), float64(s.heap)/1e6, float64(s.rss)/1e6, s.goroutines,
+			if len(samples)%logEvery != 0 {
+				continue
+			}
+			if profiles != "" {
+				writeHeapProfile(t, filepath.Join(profiles, fmt.Sprintf("heap-%05.0fs.pprof", s.at.Seconds())))
+			}
+			t.Logf("%6.0fs heap %6.1f MB (kept %6.1f) rss %6.1f MB (free heap %6.1f) goroutines %5d cpu %3.0f%% ops %d hostile %d", s.at.Seconds(), float64(s.heap)/1e6, float64(s.kept)/1e6, float64(s.rss)/1e6, float64(s.free)/1e6, s.goroutines,
 				100*(s.cpu-last.cpu).Seconds()/(s.at-last.at).Seconds(), ops.Load(), hostile.Load())
 			last = s
 		case <-ctx.Done():
@@ -233,6 +257,23 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 		}
 	}
 	tick.Stop()
+	// The first quarter is warm-up (pools, buffers, the scheduler's own).
+	steady := samples[len(samples)/4:]
+	asFloat := func(y func(sample) uint64) func(sample) float64 {
+		return func(s sample) float64 { return float64(y(s)) }
+	}
+	heapSlope, heapErr := slope(steady, asFloat(func(s sample) uint64 { return s.heap }))
+	rssSlope, rssErr := slope(steady, asFloat(func(s sample) uint64 { return s.rss }))
+	perHour := func(y func(sample) uint64) string {
+		b, e := slope(steady, asFloat(y))
+		return fmt.Sprintf("%.1f ± %.1f", b/1e6, e/1e6)
+	}
+	t.Logf("under load after warm-up, %d samples %v apart: least-squares slopes ± their standard error, MB/hour: RSS %.1f ± %.1f, RSS less free heap %s, heap %.1f ± %.1f, kept heap %s, stacks %s",
+		len(steady), every, rssSlope/1e6, rssErr/1e6, perHour(func(s sample) uint64 { return s.rss - s.free }), heapSlope/1e6, heapErr/1e6,
+		perHour(func(s sample) uint64 { return s.kept }), perHour(func(s sample) uint64 { return s.stacks }))
+	if profiles != "" {
+		writeSamples(t, filepath.Join(profiles, "samples.csv"), samples)
+	}
 	wg.Wait()
 	// Shut down before judging, so a failed run's goroutines end too and
 	// the leak check reports only real leaks.
@@ -269,10 +310,6 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	}
 	settled := time.Since(ended)
 
-	// The first quarter is warm-up (pools, buffers, the scheduler's own).
-	steady := samples[len(samples)/4:]
-	heapSlope := slope(steady, func(s sample) float64 { return float64(s.heap) })
-	rssSlope := slope(steady, func(s sample) float64 { return float64(s.rss) })
 	maxG := 0
 	for _, s := range samples {
 		maxG = max(maxG, s.goroutines)
@@ -301,6 +338,93 @@ func TestSoakMixedLoadWithChurnAndHostilePeers(t *testing.T) {
 	if limit := baseline.goroutines + workers*40; maxG > limit {
 		t.Errorf("%d goroutines at a sample, more than %d for %d sessions", maxG, limit, workers)
 	}
+}
+
+// writeHeapProfile writes the heap profile as of the last collection to
+// path; a failure is reported and the soak goes on.
+func writeHeapProfile(t *testing.T, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Error(err)
+	}
+}
+
+// writeSamples writes every sample to path as CSV, sizes in bytes.
+func writeSamples(t *testing.T, path string, ss []sample) {
+	var b strings.Builder
+	b.WriteString("seconds,heap,kept,free,stacks,rss,goroutines,cpu_seconds\n")
+	for _, s := range ss {
+		fmt.Fprintf(&b, "%.1f,%d,%d,%d,%d,%d,%d,%.2f\n", s.at.Seconds(), s.heap, s.kept, s.free, s.stacks, s.rss, s.goroutines, s.cpu.Seconds())
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// newRoomServer is the soak's server: each session joins the room its URL's
+// query names (roomOfQuery), a say is broadcast to the sender's room as
+// said, a pos datagram is relayed to it, echo returns its request and
+// count yields it 20 times.
+func newRoomServer(logger *slog.Logger) (*tio.Server, error) {
+	srv, err := tio.NewServer(contract, tio.ServerOptions{Logger: logger, OnSession: func(p *tio.Peer) {
+		if room, _ := p.Data().(string); room != "" {
+			_ = p.Join(room)
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	srv.HandleCall(evEcho, func(_ context.Context, _ *tio.Peer, req []byte) ([]byte, error) { return req, nil })
+	srv.HandleStream(evCount, func(_ context.Context, _ *tio.Peer, req []byte, send func([]byte) error) error {
+		for range 20 {
+			if err := send(req); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	srv.HandleEmit(evSay, func(ctx context.Context, p *tio.Peer, b []byte) error {
+		return p.Broadcast(ctx, p.Data().(string), evSaid, b)
+	})
+	srv.HandleEmit(evPos, func(ctx context.Context, p *tio.Peer, b []byte) error {
+		return p.BroadcastDatagram(ctx, p.Data().(string), evPos, b)
+	})
+	return srv, nil
+}
+
+// roomOfQuery authorizes a session into the room of its URL's query.
+func roomOfQuery(_ context.Context, r *transport.Request) (any, error) {
+	return r.Query.Get("room"), nil
+}
+
+// iterate is one iteration of a session's load, the i-th: an emit its room
+// receives, a datagram relayed to its room, and over WebTransport a returns
+// call and, every fifth iteration, a 20-element yields call.
+func iterate(ctx context.Context, c *tio.Client, overWT bool, i int, payload []byte) error {
+	if err := c.Emit(evSay, payload); err != nil {
+		return fmt.Errorf("emit: %w", err)
+	}
+	if err := c.SendDatagram(evPos, payload[:32]); err != nil {
+		return fmt.Errorf("datagram: %w", err)
+	}
+	if overWT {
+		if _, err := c.Call(ctx, evEcho, payload); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("call: %w", err)
+		}
+		if i%5 == 0 {
+			for _, err := range c.Stream(ctx, evCount, payload[:8]) {
+				if err != nil && ctx.Err() == nil {
+					return fmt.Errorf("stream: %w", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // parkGoroutines starts n goroutines that wait together, then ends them.
@@ -376,23 +500,8 @@ func session(ctx context.Context, r *rand.Rand, overWT bool, l *endpoint.Listene
 	time.Sleep(time.Duration(r.Int64N(int64(ld.pace))))
 	payload := make([]byte, 64+r.IntN(512))
 	for i := 0; time.Now().Before(until) && ctx.Err() == nil; i++ {
-		if err := c.Emit(evSay, payload); err != nil {
-			return fmt.Errorf("emit: %w", err)
-		}
-		if err := c.SendDatagram(evPos, payload[:32]); err != nil {
-			return fmt.Errorf("datagram: %w", err)
-		}
-		if overWT {
-			if _, err := c.Call(ctx, evEcho, payload); err != nil && ctx.Err() == nil {
-				return fmt.Errorf("call: %w", err)
-			}
-			if i%5 == 0 {
-				for _, err := range c.Stream(ctx, evCount, payload[:8]) {
-					if err != nil && ctx.Err() == nil {
-						return fmt.Errorf("stream: %w", err)
-					}
-				}
-			}
+		if err := iterate(ctx, c, overWT, i, payload); err != nil {
+			return err
 		}
 		ops.Add(1)
 		time.Sleep(ld.pace)
