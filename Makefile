@@ -77,7 +77,8 @@ bench-targets:
 # reconnect ≤ 250 ms), each beside raw nats.go in the same attempt, failing
 # when one is missed. -realtime: the latency figures at real-time priority
 # (needs root), as otherwise any busy process, even at nice 19, delays both
-# sides' wake-ups by milliseconds.
+# sides' wake-ups by milliseconds, and with every core kept awake, as a
+# virtual machine's halted core takes a host tick to wake.
 BENCH_NATS = $(GO) run ./cmd/tio-bench -scenario nats-broadcast -sizes 100,1024 -duration 2s -runs 3 -check -realtime
 bench-nats:
 	$(BENCH_NATS)

@@ -86,6 +86,7 @@ var scenarios = []scenario{
 }
 
 func main() {
+	spinIfWakeful()
 	if child, err := runPeerServerChild(os.Stdin, os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tio-bench peer server child:", err)
@@ -165,7 +166,7 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	traceFile := fs.String("trace", "", "write an execution trace of the whole run to this file (go tool trace); wt-call marks each measurement with a region named after its subject and callers")
 	memprofile := fs.String("memprofile", "", "write a heap profile of the whole run, every allocation sampled, to this file (the allocation figures then include the profiler's own cost)")
-	fs.BoolVar(&cfg.realtime, "realtime", false, "nats-broadcast: measure the latency figures (host start, paced broadcasts, reconnect) with the whole process at real-time priority (SCHED_RR 1; root or CAP_SYS_NICE), ours and raw alike, the saturated ones at normal priority; without the privilege it says so and measures at normal priority")
+	fs.BoolVar(&cfg.realtime, "realtime", false, "nats-broadcast: measure the latency figures (host start, paced broadcasts, reconnect) with the whole process at real-time priority (SCHED_RR 1; root or CAP_SYS_NICE) and every core kept awake by a SCHED_IDLE spinner, ours and raw alike, the saturated ones at normal priority; without the privilege it says so and measures at normal priority")
 	check := fs.Bool("check", false, "exit non-zero when a figure misses its target (the median ratio over -runs) or its bound (the median)")
 	attempts := fs.Int("attempts", 1, "with -check: measure again, up to this many times in all, while every miss is one the raw baseline shared in the same attempt (host noise); a miss of ours alone fails at once")
 	if err := fs.Parse(args); err != nil {

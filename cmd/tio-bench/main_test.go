@@ -15,8 +15,9 @@ import (
 )
 
 // TestMain lets this test binary serve as the wt-idle scenario's child
-// process, as the tio-bench binary does.
+// process and as a wakeful spinner, as the tio-bench binary does.
 func TestMain(m *testing.M) {
+	spinIfWakeful()
 	if child, err := runLossChild(os.Stdout); child {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loss child:", err)

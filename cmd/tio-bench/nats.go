@@ -134,14 +134,14 @@ func runNATSBroadcast(ctx context.Context, cfg config) ([]sample, error) {
 	return out, nil
 }
 
-// latencyPriority starts the latency figures at real-time priority when
-// -realtime asks for it (run checked that the host allows it) and names
+// latencyPriority starts the latency figures at real-time priority, with
+// every core kept awake, when -realtime asks for it (run checked that the host allows it) and names
 // the priority they are measured at.
 func latencyPriority(cfg config) (string, error) {
 	if !cfg.realtime {
 		return "normal priority", nil
 	}
-	return "real-time priority (SCHED_RR 1), ours and raw alike", setRealtime(true)
+	return "real-time priority (SCHED_RR 1), cores kept awake, ours and raw alike", setLatencyMode(true)
 }
 
 // switchPriority moves the process to real-time priority (on) or back to
@@ -150,7 +150,7 @@ func switchPriority(cfg config, on bool) error {
 	if !cfg.realtime {
 		return nil
 	}
-	return setRealtime(on)
+	return setLatencyMode(on)
 }
 
 // inOrder measures ours and raw, raw first on every other run, so that

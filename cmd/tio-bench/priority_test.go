@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // policies counts this process's threads by scheduling policy.
@@ -75,4 +76,58 @@ func TestRealtimeSwitchesEveryThreadAndBack(t *testing.T) {
 	}
 	close(release)
 	done.Wait()
+}
+
+// The latency mode keeps one SCHED_IDLE spinner per core running while it
+// lasts, and none after.
+func TestLatencyModeKeepsEveryCoreAwakeAtIdlePriority(t *testing.T) {
+	err := setLatencyMode(true)
+	if os.Geteuid() != 0 {
+		if err == nil || len(wakeful) != 0 {
+			t.Fatalf("setLatencyMode(true) as uid %d = %v with %d spinners, want the refusal and none", os.Geteuid(), err, len(wakeful))
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := wakefulPids(t)
+	if len(pids) != runtime.NumCPU() {
+		t.Errorf("%d spinners running, want one per core (%d)", len(pids), runtime.NumCPU())
+	}
+	for _, pid := range pids {
+		if p, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0); errno != 0 || int(p) != schedIdle {
+			t.Errorf("spinner %d: policy %d (errno %v), want SCHED_IDLE (%d)", pid, p, errno, schedIdle)
+		}
+	}
+	if err := setLatencyMode(false); err != nil {
+		t.Fatal(err)
+	}
+	if len(wakeful) != 0 {
+		t.Errorf("%d spinners kept after the latency mode ended", len(wakeful))
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("spinner %d still running after the latency mode ended", pid)
+		}
+	}
+}
+
+// wakefulPids lists the spinners of the latency mode, waiting for each to
+// set its own policy.
+func wakefulPids(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	for _, c := range wakeful {
+		pid := c.Process.Pid
+		for range 200 {
+			p, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0)
+			if errno != 0 || int(p) == schedIdle {
+				break
+			}
+			time.Sleep(5 * time.Millisecond) // the child sets its own policy once started
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }
