@@ -25,6 +25,21 @@ func mixedStream(t *testing.T) ([]byte, [][]byte) {
 	return stream, payloads
 }
 
+// readsMixedStream checks that r yields want's payloads as frames 1, 2, …
+// and then a clean end.
+func readsMixedStream(t *testing.T, name string, r *Reader, want [][]byte) {
+	t.Helper()
+	for i, w := range want {
+		f, err := r.Next()
+		if err != nil || f.EventID != uint32(i+1) || !bytes.Equal(f.Payload, w) {
+			t.Fatalf("%s: frame %d: id %d, %d bytes, %v; want %d bytes", name, i, f.EventID, len(f.Payload), err, len(w))
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("%s: after the last frame: %v, want io.EOF", name, err)
+	}
+}
+
 // §5: every frame is decoded whole and in order whatever size the
 // read-ahead buffer has grown to, including a large payload's tail followed
 // by other frames in the same Read.
@@ -38,15 +53,7 @@ func TestSpec5_FramesSurviveAGrownReadAhead(t *testing.T) {
 	} {
 		r := NewReader(src())
 		r.ReadAhead(64 << 10)
-		for i, w := range want {
-			f, err := r.Next()
-			if err != nil || f.EventID != uint32(i+1) || !bytes.Equal(f.Payload, w) {
-				t.Fatalf("%s: frame %d: id %d, %d bytes, %v; want %d bytes", name, i, f.EventID, len(f.Payload), err, len(w))
-			}
-		}
-		if _, err := r.Next(); err != io.EOF {
-			t.Fatalf("%s: after the last frame: %v, want io.EOF", name, err)
-		}
+		readsMixedStream(t, name, r, want)
 	}
 }
 
@@ -204,15 +211,7 @@ func TestSpec5_FramesSurviveAShedReadAhead(t *testing.T) {
 		if r.ahead != nil {
 			t.Fatalf("%s: %d bytes of read-ahead held after Shed with nothing buffered", name, len(r.ahead))
 		}
-		for i, w := range want {
-			f, err := r.Next()
-			if err != nil || f.EventID != uint32(i+1) || !bytes.Equal(f.Payload, w) {
-				t.Fatalf("%s: frame %d: id %d, %d bytes, %v; want %d bytes", name, i, f.EventID, len(f.Payload), err, len(w))
-			}
-		}
-		if _, err := r.Next(); err != io.EOF {
-			t.Fatalf("%s: after the last frame: %v, want io.EOF", name, err)
-		}
+		readsMixedStream(t, name, r, want)
 	}
 	for name, tail := range map[string][]byte{"clean end": nil, "end inside a header": stream[:5], "end inside a payload": stream[:20]} {
 		r := NewReader(io.MultiReader(bytes.NewReader(first), bytes.NewReader(tail)))

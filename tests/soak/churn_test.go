@@ -128,21 +128,7 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 				kind.cycle()
 			}
 			took := time.Since(began)
-			// The last sessions' goroutines may still be returning, and the
-			// last connections' state may still be held for their closing
-			// period (quic-go keeps a closed connection a few round trips to
-			// answer late packets): a fixed residue that decays, where a
-			// leak grows with the cycles and stays. So the figure is read
-			// again until it is under the bound or 10 s have passed.
-			var after sample
-			var perCycle float64
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				after = read(time.Now())
-				perCycle = (float64(after.heap) - float64(before.heap)) / float64(n)
-				if (after.goroutines <= before.goroutines && perCycle < 512) || time.Now().After(deadline) {
-					break
-				}
-			}
+			after, perCycle := grownPer(before, n, 512)
 			t.Logf("%s, %s: %d cycles in %v (%v each); live heap %+.0f B per cycle; goroutines %d before, %d after",
 				mp.name, kind.name, n, took.Round(time.Millisecond), (took / time.Duration(n)).Round(time.Microsecond), perCycle, before.goroutines, after.goroutines)
 			if perCycle >= 512 {

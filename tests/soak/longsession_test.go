@@ -90,19 +90,7 @@ func TestLongSessionHoldsNothingPerIteration(t *testing.T) {
 		began := time.Now()
 		run(iterations)
 		took := time.Since(began)
-		// Datagrams relayed last may still be in flight: a fixed residue
-		// that decays, where state kept per iteration grows with them and
-		// stays; so the figure is read again until it is under the bound or
-		// 10 s have passed.
-		var after sample
-		var grew float64
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			after = read(time.Now())
-			grew = (float64(after.heap) - float64(before.heap)) / float64(iterations)
-			if (after.goroutines <= before.goroutines && grew < perIteration) || time.Now().After(deadline) {
-				break
-			}
-		}
+		after, grew := grownPer(before, iterations, perIteration)
 		t.Logf("%s: %d iterations in %v (%v each) in one session; live heap %+.1f B per iteration; goroutines %d before, %d after",
 			mp.name, iterations, took.Round(time.Millisecond), (took / time.Duration(iterations)).Round(time.Microsecond), grew, before.goroutines, after.goroutines)
 		if grew >= perIteration {

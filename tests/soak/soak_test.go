@@ -88,6 +88,22 @@ func read(began time.Time) sample {
 		free: ms.HeapIdle - ms.HeapReleased, stacks: ms.StackInuse, rss: rss(), goroutines: runtime.NumGoroutine(), cpu: cpuTime()}
 }
 
+// grownPer reads the process again until the live heap has grown less than
+// bound bytes per each of n operations since before and the goroutines are
+// back, or 10 s have passed: what the last operations leave in flight (a
+// datagram relayed last, a goroutine returning, a closed QUIC connection
+// held for its closing period) is a fixed residue that decays, where state
+// kept per operation grows with them and stays.
+func grownPer(before sample, n int, bound float64) (after sample, per float64) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		after = read(time.Now())
+		per = (float64(after.heap) - float64(before.heap)) / float64(n)
+		if (after.goroutines <= before.goroutines && per < bound) || time.Now().After(deadline) {
+			return after, per
+		}
+	}
+}
+
 // cpuTime is the process's user and system time from /proc/self/stat (in
 // clock ticks, 100 a second on Linux); 0 where there is none.
 func cpuTime() time.Duration {
