@@ -530,11 +530,10 @@ export class Session {
       }
     } else if (t === FrameJoin || t === FrameLeave) {
       const room = parseRoom(f.payload);
-      if (this.#roomSet.has(room) !== (t === FrameJoin)) {
-        if (t === FrameJoin) this.#roomSet.add(room);
-        else this.#roomSet.delete(room);
-        this.#onChange();
-      }
+      const before = this.#roomSet.size;
+      if (t === FrameJoin) this.#roomSet.add(room);
+      else this.#roomSet.delete(room);
+      if (this.#roomSet.size !== before) this.#onChange();
     } else if (t === FrameDatagram && this.mapping === 'websocket') {
       this.#receiveDatagram(f.payload);
     } else {
@@ -557,7 +556,6 @@ export class Session {
   }
 
   #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
-    const handlers = this.#handlers.get(ev.name);
     let value: unknown;
     try {
       value = decodeValue(ev, content, false);
@@ -565,8 +563,8 @@ export class Session {
       this.#counters.validationDropped++;
       return;
     }
-    if (handlers === undefined) return;
-    for (const h of [...handlers]) {
+    // A copy: a handler may unsubscribe itself or another.
+    for (const h of [...(this.#handlers.get(ev.name) ?? [])]) {
       try {
         h(value);
       } catch (e) {
