@@ -829,12 +829,11 @@ class CallGuard {
     this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
     this.#interrupted.catch(() => {});
     this.#onAbort = () => {
-      const e = this.#settle(this.#abortedError());
       if (this.stream !== undefined) abandon(this.stream);
-      this.#interrupt(e);
+      this.fail(this.#abortedError());
     };
     signal?.addEventListener('abort', this.#onAbort);
-    this.#offEnd = session.onEnd(() => this.#interrupt(this.#settle(session.closedError())));
+    this.#offEnd = session.onEnd(() => this.fail(session.closedError()));
   }
 
   /** Throws at once when the caller already aborted or the session ended. */
