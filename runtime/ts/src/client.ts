@@ -161,11 +161,8 @@ export class Client {
     const ev = this.#contract.byName.get(name);
     if (ev === undefined) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
     if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
-    let set = this.#handlers.get(name);
-    if (set === undefined) {
-      set = new Set();
-      this.#handlers.set(name, set);
-    }
+    const set = this.#handlers.get(name) ?? new Set<Handler>();
+    this.#handlers.set(name, set);
     // A wrapper per subscription, so one handler subscribed twice is two subscriptions.
     const sub: Handler = (v) => handler(v);
     set.add(sub);
@@ -210,7 +207,7 @@ export class Client {
 
   /** The current session's counters (the last session's once it ended). */
   stats(): Stats {
-    return this.#session !== undefined ? this.#session.stats() : this.#lastStats;
+    return this.#session?.stats() ?? this.#lastStats;
   }
 
   // ---- internals ------------------------------------------------------
@@ -231,9 +228,8 @@ export class Client {
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
     const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
-    // Rooms compare by content: the same rooms keep the same (frozen) array.
-    const a = next.rooms;
-    if (a !== cur.rooms) next.rooms = a.length === cur.rooms.length && a.every((r, i) => r === cur.rooms[i]) ? cur.rooms : a.length === 0 ? noRooms : Object.freeze([...a]);
+    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array.
+    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze([...next.rooms]);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     for (const l of [...this.#listeners]) l();
@@ -269,7 +265,7 @@ export class Client {
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
       const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
       if (wait === undefined) {
-        run.failed(established ? closedBy(err) : err);
+        run.settle(undefined, established ? closedBy(err) : err);
         break;
       }
       this.#update({ status: 'connecting' });
@@ -299,7 +295,7 @@ export class Client {
       await s.established;
       established = true;
       this.#update({ status: 'connected', lastError: null, refused: null });
-      run.established(s);
+      run.settle(s);
     } catch {
       // How it ended comes from s.ended below.
     }
@@ -336,37 +332,22 @@ class Run {
   stopped = false;
   closeCode = 0;
   closeReason = '';
-  readonly firstSession: Promise<void>;
-  readonly done: Promise<void>;
-  // A promise settles once: the first of established and failed wins firstSession.
-  #resolveFirst!: () => void;
-  #rejectFirst!: (e: unknown) => void;
-  #resolveDone!: () => void;
-  /** The calls waiting for a session: each gets the session established, or undefined and the error. */
+  /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
+  /** Settled by the first session established, or the first failure. */
+  readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
+  readonly done: Promise<void>;
+  #resolveDone!: () => void;
   #wake: (() => void) | undefined;
 
   constructor() {
-    this.firstSession = new Promise<void>((resolve, reject) => {
-      this.#resolveFirst = resolve;
-      this.#rejectFirst = reject;
-    });
     // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
     this.firstSession.catch(() => {});
     this.done = new Promise<void>((r) => (this.#resolveDone = r));
   }
 
-  established(s: Session): void {
-    this.#resolveFirst();
-    this.#settle(s);
-  }
-
-  failed(e: unknown): void {
-    this.#rejectFirst(e);
-    this.#settle(undefined, e);
-  }
-
-  #settle(s: Session | undefined, e?: unknown): void {
+  /** Hands the session established, or undefined and the error, to everything waiting. */
+  settle(s: Session | undefined, e?: unknown): void {
     for (const w of this.#waiters) w(s, e);
     this.#waiters.clear();
   }
@@ -395,17 +376,15 @@ class Run {
     this.closeCode = code;
     this.closeReason = reason;
     this.abort.abort();
-    this.failed(new TransportError('WT_SESSION_CLOSED', 'client closed'));
+    this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#wake?.();
   }
 
   /** Waits ms on clock; false when stopped first. */
   sleep(clock: Clock, ms: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      const timer = clock.setTimeout(() => {
-        this.#wake = undefined;
-        resolve(true);
-      }, ms);
+      const timer = clock.setTimeout(() => resolve(true), ms);
+      // Waking a sleep that already ended does nothing.
       this.#wake = () => {
         clock.clearTimeout(timer);
         resolve(false);
@@ -414,7 +393,7 @@ class Run {
   }
 
   finish(): void {
-    this.failed(new TransportError('WT_SESSION_CLOSED', 'client closed'));
+    this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#resolveDone();
   }
 }

@@ -134,11 +134,8 @@ export function compileContract(c: Contract): CompiledContract {
     if (other !== undefined) fail(`shares id ${e.id} with '${other.name}'`);
     const isEmit = e.shape === 'emit';
     const ev: CompiledEvent = {
+      ...e,
       spec: e,
-      name: e.name,
-      id: e.id,
-      lane: e.lane,
-      shape: e.shape,
       payloadCodec,
       resultCodec,
       sentByClient: !isEmit || e.from !== 'server',

@@ -112,18 +112,12 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  const outcome = await openWithin<'open' | { why: string }>(ctx, timeoutMs, (done) => {
-    conn.opening = { opened: () => done('open'), failed: (why) => done({ why }) };
-  });
+  // 'open', or why the socket failed, or openWithin's 'timeout' or 'aborted'.
+  const outcome = await openWithin<string>(ctx, timeoutMs, (done) => (conn.opening = done));
   if (outcome === 'open') return { conn, fallbackReason: null };
   conn.abandon();
   if (outcome === 'aborted') throw abandoned();
-  throw new TransportError(
-    'WT_HANDSHAKE_FAILED',
-    outcome === 'timeout'
-      ? `${where.text}: no upgrade in ${timeoutMs} ms`
-      : `${where.text}: ${outcome.why}`,
-  );
+  throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
 }
 
 /** How a session ends with no close from either side (§11). */
@@ -150,8 +144,8 @@ function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void 
 class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
   readonly closed: Promise<CloseInfo>;
-  /** Set by openWebSocket while the socket's opening handshake runs. */
-  opening: { opened(): void; failed(why: string): void } | null = null;
+  /** Set by openWebSocket while the socket's opening handshake runs: told 'open', or why it failed. */
+  opening: ((outcome: string) => void) | null = null;
 
   readonly #sock: WebSocketLike;
   readonly #clock: Clock;
@@ -159,7 +153,7 @@ class WebSocketConn implements Conn {
   #resolveClosed!: (info: CloseInfo) => void;
   #lastSent = 0;
   #lastRecv = 0;
-  #liveness: unknown = undefined;
+  #liveness: unknown;
 
   // The peer's emit stream: the bytes of its binary messages, in order.
   #unread: Uint8Array[] = [];
@@ -184,25 +178,24 @@ class WebSocketConn implements Conn {
   // error alone. So an error fails an opening at once, and ends an open
   // session as lost unless its close arrives within CloseGraceMs.
   #onError(): void {
-    const opening = this.opening;
-    if (opening !== null) {
-      this.opening = null;
-      opening.failed('socket error');
-      return;
-    }
-    if (this.#info !== null) return;
+    if (this.#opened('socket error') || this.#info !== null) return;
     void settlesWithin(this.closed, CloseGraceMs, this.#clock).then((ended) => {
       if (!ended) this.#lose();
     });
   }
 
   #onOpen(): void {
-    const opening = this.opening;
-    this.opening = null;
-    if (opening === null) return;
+    if (!this.#opened('open')) return;
     this.#lastSent = this.#lastRecv = this.#clock.now();
     this.#live();
-    opening.opened();
+  }
+
+  /** Ends the opening handshake with its outcome; whether one was running. */
+  #opened(outcome: string): boolean {
+    const opening = this.opening;
+    this.opening = null;
+    opening?.(outcome);
+    return opening !== null;
   }
 
   /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
@@ -250,12 +243,7 @@ class WebSocketConn implements Conn {
   // close code outside the §3.3 table (1006 lost, 1001 going away) is no
   // session code, and the session ended with none (§11).
   #onClose(wsCode: number, reason: string): void {
-    const opening = this.opening;
-    if (opening !== null) {
-      this.opening = null;
-      opening.failed(`close code ${wsCode}`);
-      return;
-    }
+    if (this.#opened(`close code ${wsCode}`)) return;
     const code = sessionCodeFromWebSocket(wsCode);
     this.#end(code === undefined ? lost : { code, reason, remote: true, lost: false });
   }
@@ -309,14 +297,19 @@ class WebSocketConn implements Conn {
     return true;
   }
 
-  openEmit(): Promise<SendStream> {
-    if (this.#info !== null) return Promise.reject(this.#endedError());
-    return Promise.resolve(this.#sendStream);
+  /** Throws the error of an operation once the session ended. */
+  #throwIfEnded(): void {
+    if (this.#info !== null) throw this.#endedError();
   }
 
-  acceptEmit(): Promise<ReceiveStream> {
-    if (this.#info !== null) return Promise.reject(this.#endedError());
-    return Promise.resolve(this.#receiveStream);
+  async openEmit(): Promise<SendStream> {
+    this.#throwIfEnded();
+    return this.#sendStream;
+  }
+
+  async acceptEmit(): Promise<ReceiveStream> {
+    this.#throwIfEnded();
+    return this.#receiveStream;
   }
 
   maxDatagramSize(): number {
@@ -354,7 +347,7 @@ class WebSocketConn implements Conn {
 
   readonly #sendStream: SendStream = {
     write: async (chunk) => {
-      if (this.#info !== null) throw this.#endedError();
+      this.#throwIfEnded();
       if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'emit stream closed');
       for (let i = 0; i < chunk.length; i += maxSendMessage) {
         if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
@@ -362,7 +355,7 @@ class WebSocketConn implements Conn {
       while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
         await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
       }
-      if (this.#info !== null) throw this.#endedError();
+      this.#throwIfEnded();
     },
     // A WebSocket has no half-close: nothing is sent, the session ends with close.
     close: async () => {

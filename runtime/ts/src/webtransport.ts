@@ -143,10 +143,8 @@ function closeQuietly(transport: WebTransport, closeCode?: number, reason?: stri
  * ending, or Firefox, which reports a reset as a TypeError with no code.
  */
 function streamErrorCode(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const e = err as { source?: unknown; streamErrorCode?: unknown };
-  if (e.source === 'session' || typeof e.streamErrorCode !== 'number') return undefined;
-  return e.streamErrorCode;
+  const e = err as { source?: unknown; streamErrorCode?: unknown } | null | undefined;
+  return typeof e?.streamErrorCode === 'number' && e.source !== 'session' ? e.streamErrorCode : undefined;
 }
 
 /**
@@ -157,17 +155,15 @@ function streamErrorCode(err: unknown): number | undefined {
  */
 function resetReason(code: number): unknown {
   const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
-  if (typeof WTError === 'function') {
-    try {
-      return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
-        message: 'reset',
-        streamErrorCode: code,
-      });
-    } catch {
-      // A browser without the dictionary form: the code is lost, the reset still happens.
-    }
+  try {
+    return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
+      message: 'reset',
+      streamErrorCode: code,
+    });
+  } catch {
+    // No WebTransportError, or none of the dictionary form: the code is lost, the reset still happens.
+    return code;
   }
-  return code;
 }
 
 /** One session over the browser's WebTransport. */
@@ -269,7 +265,7 @@ class WebTransportConn implements Conn {
   sendDatagram(queue: DatagramQueue): void {
     const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
     // Newer browsers create a writable per sender; older ones have one.
-    const w = (this.#datagramWriter ??= (typeof d.createWritable === 'function' ? d.createWritable() : (d.writable as WritableStream<Uint8Array>)).getWriter());
+    const w = (this.#datagramWriter ??= (d.createWritable?.() ?? (d.writable as WritableStream<Uint8Array>)).getWriter());
     // A write done is room for the next: the oldest the ring still holds fresh (§9).
     const taken = (): void => {
       this.#datagramsInFlight--;

@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream, SendStream } from '../transport.js';
+import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -115,20 +115,18 @@ type HandshakeState = 'pending' | 'accepted' | 'failed';
  * for the writer to encode in place: its length is then 0 exactly when its
  * UTF-8's is, and far below the cap.
  */
-function encodeValue(ev: CompiledEvent, value: unknown, slot: string, keepText?: boolean): string | Uint8Array {
+function encodeValue(ev: CompiledEvent, value: unknown, keepText?: boolean): string | Uint8Array {
   if (ev.payloadCodec === CodecBytes) {
-    if (!(value instanceof Uint8Array)) {
-      throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: pass a Uint8Array`);
-    }
+    if (!(value instanceof Uint8Array)) throw validationFailed(ev, false, 'pass a Uint8Array');
     return value;
   }
   let text: string | undefined;
   try {
     text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
-    throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: ${(e as Error).message}`);
+    throw validationFailed(ev, false, (e as Error).message);
   }
-  if (text === undefined) throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: not JSON`);
+  if (text === undefined) throw validationFailed(ev, false, 'not JSON');
   return keepText && 3 * text.length <= emitFlushAt - HeaderLen ? text : utf8Encode(text);
 }
 
@@ -160,7 +158,6 @@ function slotOf(ev: CompiledEvent, result: boolean): string {
  * throws WT_VALIDATION_FAILED.
  */
 function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: boolean): unknown {
-  const slot = result ? ev.shape : 'payload';
   const decode = result ? ev.spec.decodeResult : ev.spec.decode;
   const validator = result ? ev.spec.validateResult : ev.spec.validate;
   let value: unknown = content;
@@ -168,7 +165,7 @@ function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: bo
     try {
       value = JSON.parse(content);
     } catch {
-      throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: not JSON`);
+      throw validationFailed(ev, result, 'not JSON');
     }
   }
   let ok: unknown;
@@ -176,10 +173,15 @@ function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: bo
     if (decode !== undefined) value = decode(value);
     ok = validator?.(value);
   } catch (e) {
-    throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: ${(e as Error | undefined)?.message ?? String(e)}`, { cause: e });
+    throw validationFailed(ev, result, (e as Error | undefined)?.message ?? String(e), e);
   }
-  if (ok === false) throw new TransportError('WT_VALIDATION_FAILED', `'${ev.name}' ${slot}: refused by its validator`);
+  if (ok === false) throw validationFailed(ev, result, 'refused by its validator');
   return value;
+}
+
+/** The WT_VALIDATION_FAILED of a value refused for a slot (slotOf's): the event, the slot and why. */
+function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause?: unknown): TransportError {
+  return new TransportError('WT_VALIDATION_FAILED', `${slotOf(ev, result)}: ${why}`, { cause });
 }
 
 export class Session {
@@ -263,8 +265,8 @@ export class Session {
       );
       return;
     }
+    // Accepting the handshake and the session's end clear the timer.
     this.#hsTimer = this.#clock.setTimeout(() => {
-      if (this.#hsState !== 'pending') return;
       this.#hsState = 'failed';
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
     }, HandshakeTimeout);
@@ -310,7 +312,6 @@ export class Session {
   #end(info: CloseInfo): TransportError {
     const err = closeError(info);
     this.#endError = err;
-    if (this.#hsState === 'pending') this.#hsState = 'failed';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#rejectEstablished(err);
     this.#q = [];
@@ -348,10 +349,10 @@ export class Session {
    * WT_DATAGRAM_TOO_LARGE and nothing is sent (§7.4).
    */
   emit(name: string, value: unknown): void {
+    // The client hands over only a session that has not ended: it checks just before.
     const ev = this.#lookupSend(name, 'emit');
-    if (this.#endError !== undefined) throw this.closedError();
     if (ev.lane === 'reliable') {
-      const payload = encodeValue(ev, value, 'payload', true);
+      const payload = encodeValue(ev, value, true);
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
       if (this.#q.length === 3 * EmitQueueFrames) {
         const reason = `emit queue over ${EmitQueueFrames} frames`;
@@ -361,7 +362,7 @@ export class Session {
       this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
       this.#wake();
     } else {
-      this.#sendDatagram(ev, encodeValue(ev, value, 'payload') as Uint8Array);
+      this.#sendDatagram(ev, encodeValue(ev, value) as Uint8Array);
     }
   }
 
@@ -404,15 +405,9 @@ export class Session {
    * frames are in the batch (§3.3).
    */
   async #writeLoop(): Promise<void> {
-    let st: SendStream;
     try {
-      st = await this.#conn.openEmit();
-    } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.close(CloseProtocolError, 'emit stream: ' + describeError(e));
-      return;
-    }
-    const batch = new Uint8Array(emitFlushAt);
-    try {
+      const st = await this.#conn.openEmit();
+      const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
       while (!this.isEnded) {
         if (this.#q.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
@@ -499,7 +494,6 @@ export class Session {
           } else {
             this.#dispatch(f);
           }
-          if (this.isEnded) return;
         }
       }
     } catch (e) {
@@ -536,11 +530,10 @@ export class Session {
       }
     } else if (t === FrameJoin || t === FrameLeave) {
       const room = parseRoom(f.payload);
-      if (this.#roomSet.has(room) !== (t === FrameJoin)) {
-        if (t === FrameJoin) this.#roomSet.add(room);
-        else this.#roomSet.delete(room);
-        this.#onChange();
-      }
+      const before = this.#roomSet.size;
+      if (t === FrameJoin) this.#roomSet.add(room);
+      else this.#roomSet.delete(room);
+      if (this.#roomSet.size !== before) this.#onChange();
     } else if (t === FrameDatagram && this.mapping === 'websocket') {
       this.#receiveDatagram(f.payload);
     } else {
@@ -563,7 +556,6 @@ export class Session {
   }
 
   #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
-    const handlers = this.#handlers.get(ev.name);
     let value: unknown;
     try {
       value = decodeValue(ev, content, false);
@@ -571,8 +563,8 @@ export class Session {
       this.#counters.validationDropped++;
       return;
     }
-    if (handlers === undefined) return;
-    for (const h of [...handlers]) {
+    // A copy: a handler may unsubscribe itself or another.
+    for (const h of [...(this.#handlers.get(ev.name) ?? [])]) {
       try {
         h(value);
       } catch (e) {
@@ -778,11 +770,11 @@ export class Session {
     if (this.mapping === 'websocket' || openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
-    const req = encodeValue(ev, value, 'request') as Uint8Array;
+    const req = encodeValue(ev, value) as Uint8Array;
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     guard.check();
     // A call made before the server's handshake arrived waits for it.
-    if (this.#hsState !== 'accepted') await guard.race(this.established);
+    await guard.race(this.established);
     let st: CallStream;
     try {
       st = await guard.race(openCall());
@@ -798,12 +790,12 @@ export class Session {
     return st;
   }
 
-  /** @internal Registers a listener of the session's end; returns the function that removes it. */
+  /**
+   * @internal Registers a listener of the session's end to come; returns
+   * the function that removes it. (A call checks for an end already
+   * passed before it waits on anything.)
+   */
   onEnd(l: () => void): () => void {
-    if (this.isEnded) {
-      l();
-      return () => {};
-    }
     this.#endListeners.add(l);
     return () => this.#endListeners.delete(l);
   }
@@ -837,17 +829,16 @@ class CallGuard {
     this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
     this.#interrupted.catch(() => {});
     this.#onAbort = () => {
-      const e = this.#settle(this.#abortedError());
       if (this.stream !== undefined) abandon(this.stream);
-      this.#interrupt(e);
+      this.fail(this.#abortedError());
     };
     signal?.addEventListener('abort', this.#onAbort);
-    this.#offEnd = session.onEnd(() => this.#interrupt(this.#settle(session.closedError())));
+    this.#offEnd = session.onEnd(() => this.fail(session.closedError()));
   }
 
   /** Throws at once when the caller already aborted or the session ended. */
   check(): void {
-    if (this.#signal?.aborted === true) throw this.#abortedError();
+    if (this.#signal?.aborted === true) throw this.#settle(this.#abortedError());
     if (this.#session.isEnded) throw this.#session.closedError();
   }
 
@@ -879,7 +870,6 @@ class CallGuard {
   failed(st: CallStream | undefined, e: unknown): TransportError {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
-    if (e instanceof TransportError && this.#own.has(e)) return e;
     let err: TransportError;
     if (this.#session.isEnded) err = this.#session.closedError();
     else if (this.#signal?.aborted === true) err = this.#abortedError();
@@ -901,22 +891,16 @@ class CallGuard {
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
   async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
-    if (e instanceof TransportError && this.#own.has(e)) return e;
-    if (!(e instanceof StreamResetError) && !this.#session.isEnded && this.#signal?.aborted !== true) await this.#session.endGrace();
+    if (this.#settled === undefined && !(e instanceof StreamResetError) && !this.#session.isEnded && this.#signal?.aborted !== true) await this.#session.endGrace();
     return this.failed(st, e);
   }
 
-  /** The errors this guard raised itself (an abort, the session's end), passed through as they are. */
-  readonly #own = new WeakSet<object>();
-
   #abortedError(): TransportError {
     const reason: unknown = this.#signal?.reason;
-    const e = new TransportError('WT_ABORTED', `'${this.#ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+    return new TransportError('WT_ABORTED', `'${this.#ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
       cause: reason,
       remedy: 'Nothing to do.',
     });
-    this.#own.add(e);
-    return e;
   }
 
   /** Settles the call with err, whatever it waits on. */
@@ -924,13 +908,9 @@ class CallGuard {
     this.#interrupt(this.#settle(err));
   }
 
-  /** Records the call's failure, once: later failures report the first. */
+  /** Records the call's failure, once (an abort check() found included): later failures report the first. */
   #settle(err: TransportError): TransportError {
-    if (this.#settled === undefined) {
-      this.#settled = err;
-      this.#own.add(err);
-    }
-    return this.#settled;
+    return (this.#settled ??= err);
   }
 
   #settled: TransportError | undefined;
