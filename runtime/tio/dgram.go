@@ -54,7 +54,7 @@ func (d *datagramLane) push(b []byte) {
 		// it has nothing to start.
 		d.probeMu.Lock()
 		if r = d.ring.Load(); r == nil {
-			r = datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, d.s.clk)
+			r = datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, d.s.opts.Clock)
 			d.startSenderLocked(r)
 			d.ring.Store(r)
 		}
@@ -95,7 +95,7 @@ func (d *datagramLane) beginProbes() {
 		d.probeMu.Unlock()
 		return
 	}
-	d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
+	d.probe = s.opts.Clock.AfterFunc(datagram.ProbeInterval, d.sendProbe)
 	d.probeMu.Unlock()
 	_ = s.conn.SendDatagram(probeDatagram)
 }
@@ -235,9 +235,7 @@ func (s *session) receiveDatagrams() {
 			continue // a probe (§7.2): no traffic, and never early
 		}
 		s.traffic.In(metrics.LaneDatagram, len(b))
-		select {
-		case <-s.hsDone:
-		default:
+		if !s.hsDone.Fired() {
 			s.stats.earlyDiscarded.Add(1)
 			continue
 		}
@@ -280,7 +278,7 @@ func (s *session) receiveDatagram(b []byte) bool {
 		return true
 	}
 	if s.dg.gate == nil {
-		s.dg.gate = datagram.NewGate(s.clk)
+		s.dg.gate = datagram.NewGate(s.opts.Clock)
 	}
 	if !s.dg.gate.Accept(d.Origin, d.EventID, d.Seq) {
 		s.stats.staleReceived.Add(1)

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/internal/latch"
 	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -58,8 +58,7 @@ type session struct {
 	conn     transport.Conn
 	mapping  transport.Mapping
 	contract *Contract
-	opts     Options
-	clk      clock.Clock
+	opts     Options // opts.Clock drives every timer of the session
 	hsFrame  []byte
 	owner    owner
 
@@ -76,7 +75,7 @@ type session struct {
 
 	hsMu    sync.Mutex
 	hsState hsState
-	hsDone  chan struct{} // closed once the peer's handshake is accepted
+	hsDone  latch.Latch // fired once the peer's handshake is accepted
 	// hsSent says this side's handshake was written, or could not be;
 	// hsSentWait, made only for a close that waits for it, is closed then
 	// (both under hsMu).
@@ -85,29 +84,24 @@ type session struct {
 	hsTimer    clock.Timer
 	features   []string
 
-	ended chan struct{} // closed once the session ended and err is set
+	// ended fires once the session ended and err is set. Neither latch
+	// holds a channel unless something waits on it.
+	ended latch.Latch
 	err   *Error
 
-	activeCalls atomic.Int32
-	// answeredOpen counts answered calls still waiting for the initiator
-	// to finish its side (serveCall); at most MaxCalls wait.
-	answeredOpen atomic.Int32
-	// callTimers runs the deadlines of the calls this side answers.
-	callTimers callTimers
-	// callWatch abandons this side's calls once their context ends.
-	callWatch callWatch
-	// requests bounds the bytes incoming call requests hold (§5.1).
-	requests requestBudget
-	stats    counters
-	dg       datagramLane
+	// answers is the state of the calls this side answers, made by the
+	// first it accepts (answerState); callWatch, which abandons this side's
+	// calls once their context ends, is made by the first it makes
+	// (callWatcher). A session that makes or answers none, as a server
+	// makes none, holds neither.
+	answers   atomic.Pointer[answering]
+	callWatch atomic.Pointer[callWatch]
+	stats     counters
+	dg        datagramLane
 	// traffic counts frames and bytes per lane; metrics, on a server with
 	// ServerOptions.Metrics, counts limit hits (nil counts nothing).
 	traffic metrics.Traffic
 	metrics *metrics.Metrics
-	// log is the server's logger, which a server session's lines go to
-	// with its "session" (Peer.ID) and "mapping" attributes (logAt); nil
-	// on a client.
-	log *slog.Logger
 
 	wg sync.WaitGroup
 }
@@ -158,16 +152,12 @@ func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame 
 		mapping:  conn.Mapping(),
 		contract: c,
 		opts:     opts,
-		clk:      opts.Clock,
 		hsFrame:  hsFrame,
 		owner:    o,
 		q:        newEmitQueue(EmitQueueFrames, opts.EmitFlushDelay),
-		hsDone:   make(chan struct{}),
-		ended:    make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.dg = newDatagramLane(s, origin, seq)
-	s.requests.session = newByteBudget(opts.MaxRequestBytes)
 	return s
 }
 
@@ -199,7 +189,7 @@ func (s *session) start(acceptHere bool) (accept bool) {
 		return false
 	}
 	s.hsMu.Lock()
-	s.hsTimer = s.clk.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
+	s.hsTimer = s.opts.Clock.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
 	s.hsMu.Unlock()
 	s.wg.Add(2)
 	go s.writeLoop()
@@ -252,7 +242,7 @@ func (s *session) watch() {
 		s.hsTimer.Stop()
 	}
 	s.hsMu.Unlock()
-	close(s.ended)
+	s.ended.Fire()
 }
 
 func (s *session) handshakeExpired() {
@@ -316,16 +306,14 @@ func (s *session) awaitHandshakeSent() {
 	}
 	sent := s.hsSentWait
 	s.hsMu.Unlock()
-	select {
-	case <-s.ended:
+	if s.ended.Fired() {
 		return
-	default:
 	}
 	t := time.NewTimer(handshakeSendBound)
 	defer t.Stop()
 	select {
 	case <-sent:
-	case <-s.ended:
+	case <-s.ended.Done():
 	case <-t.C:
 	}
 }
@@ -346,22 +334,18 @@ const handshakeSendBound = time.Second
 
 // endErr is Client.Err and Peer.Err.
 func (s *session) endErr() error {
-	select {
-	case <-s.ended:
+	if s.ended.Fired() {
 		return s.err
-	default:
-		return nil
 	}
+	return nil
 }
 
 // agreedFeatures is Client.Features and Peer.Features.
 func (s *session) agreedFeatures() []string {
-	select {
-	case <-s.hsDone:
+	if s.hsDone.Fired() {
 		return append([]string(nil), s.features...)
-	default:
-		return nil
 	}
+	return nil
 }
 
 // snapshot is Client.Stats and Peer.Stats.
@@ -383,7 +367,7 @@ func (s *session) snapshot() Stats {
 // closedError is what an operation the session's end interrupted reports
 // (§11): WT_SESSION_CLOSED, wrapping how the session ended.
 func (s *session) closedError() *Error {
-	<-s.ended
+	<-s.ended.Done()
 	return &Error{Code: wire.SessionClosed, Message: "the session closed: " + s.err.Message, Remedy: wire.SessionClosed.Remedy(), Err: s.err}
 }
 
@@ -397,16 +381,14 @@ func (s *session) isEnded() bool { return s.ctx.Err() != nil }
 
 // waitHandshake waits for the peer's handshake; false once the session ended.
 func (s *session) waitHandshake(ctx context.Context) error {
-	// Once accepted, a receive on the closed channel without waiting takes
-	// no lock: every call passes here, and the select below locks all
-	// three channels, which every caller of the session shares.
-	select {
-	case <-s.hsDone:
+	// Once accepted, a load takes no lock: every call passes here, and
+	// the select below locks all three channels, which every caller of
+	// the session shares.
+	if s.hsDone.Fired() {
 		return nil
-	default:
 	}
 	select {
-	case <-s.hsDone:
+	case <-s.hsDone.Done():
 		return nil
 	case <-s.ctx.Done():
 		return s.closedError()
@@ -453,7 +435,7 @@ func (s *session) emit(event uint32, payload []byte) error {
 // pushBack waits for room on the emit queue for f, which did not fit or
 // found the session ended (see pushWithin).
 func (s *session) pushBack(f *frame) error {
-	st := startStall(s.clk, s.opts.EmitStallTimeout)
+	st := startStall(s.opts.Clock, s.opts.EmitStallTimeout)
 	defer st.stop()
 	return s.pushWithin(f, st, s.q.taken())
 }
@@ -603,10 +585,11 @@ func (s *session) writeRun() {
 	// The timer is stopped on every way out but a park: a parked writer's
 	// timer has fired, and the next writer may already be resetting it.
 	linger := s.lingerTimer()
+	wake := s.q.wakeChan()
 	wrote := false
 	for {
 		select {
-		case <-s.q.wake:
+		case <-wake:
 		case <-s.q.held(): // the flush delay ended (Options.EmitFlushDelay)
 		case <-s.ctx.Done():
 			linger.Stop()
@@ -841,7 +824,7 @@ func (s *session) acceptHandshake(payload []byte) bool {
 	s.features = features
 	s.hsTimer.Stop()
 	s.hsTimer = nil // not held for the session's life
-	close(s.hsDone)
+	s.hsDone.Fire()
 	s.hsMu.Unlock()
 	s.dg.beginProbes()
 	s.owner.established()

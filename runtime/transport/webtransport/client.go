@@ -149,16 +149,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		return nil, wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, err)
 	}
 	grace := orDuration(opts.CloseGrace, DefaultCloseGrace)
-	return newConn(sess, qc, nil, grace, clk, func(c *conn) { lingerThenClose(c, grace) }), nil
+	return newConn(sess, qc, nil, grace, clk, nil), nil
 }
 
 // lingerThenClose releases a client's QUIC connection once its session
 // ended. After a local close it first waits, up to the grace, for the server
 // to close the connection: closing it at once can overtake the close
 // capsule, and the server would see no code (TestSpec10_2_ClientCloseCodeAndReasonReachServer).
-func lingerThenClose(c *conn, grace time.Duration) {
+func lingerThenClose(c *conn) {
 	if info := c.CloseInfo(); !info.Remote && !info.Lost {
-		t := time.NewTimer(grace)
+		t := time.NewTimer(c.grace)
 		select {
 		case <-c.qconn.Context().Done():
 		case <-t.C:

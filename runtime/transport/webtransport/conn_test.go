@@ -413,7 +413,7 @@ func TestGoroutinesEndAfterClose(t *testing.T) {
 }
 
 func TestStreamErrorMapsOutOfRangeCodes(t *testing.T) {
-	c := &conn{done: make(chan struct{})}
+	c := &conn{}
 	if err := c.streamError(nil); err != nil {
 		t.Fatal(err)
 	}
