@@ -236,7 +236,7 @@ func (s *session) receiveDatagrams() {
 		}
 		s.traffic.In(metrics.LaneDatagram, len(b))
 		if !s.hsDone.Fired() {
-			s.stats.earlyDiscarded.Add(1)
+			s.counted().earlyDiscarded.Add(1)
 			continue
 		}
 		if !s.receiveDatagram(b) {
@@ -250,7 +250,7 @@ func (s *session) receiveDatagrams() {
 func (s *session) receiveDatagram(b []byte) bool {
 	d, ok, err := wire.ParseDatagram(b)
 	if err != nil {
-		s.stats.malformedDropped.Add(1)
+		s.counted().malformedDropped.Add(1)
 		return true
 	}
 	if !ok {
@@ -258,7 +258,7 @@ func (s *session) receiveDatagram(b []byte) bool {
 	}
 	ev, known := s.contract.Event(d.EventID)
 	if !known {
-		s.stats.unknownDropped.Add(1)
+		s.counted().unknownDropped.Add(1)
 		return true
 	}
 	if ev.Lane != wire.Unreliable {
@@ -274,14 +274,14 @@ func (s *session) receiveDatagram(b []byte) bool {
 		return false
 	}
 	if !ev.sentBy(s.role.peer()) {
-		s.stats.directionDropped.Add(1)
+		s.counted().directionDropped.Add(1)
 		return true
 	}
 	if s.dg.gate == nil {
 		s.dg.gate = datagram.NewGate(s.opts.Clock)
 	}
 	if !s.dg.gate.Accept(d.Origin, d.EventID, d.Seq) {
-		s.stats.staleReceived.Add(1)
+		s.counted().staleReceived.Add(1)
 		return true
 	}
 	s.deliver(ev, d.Payload)

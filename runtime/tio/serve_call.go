@@ -342,7 +342,7 @@ func (s *session) checkRequest(f wire.Frame) (*Event, *wire.CallError) {
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: notUTF8(ev, false)}
 	}
 	if !ev.sentBy(s.role.peer()) {
-		s.stats.directionDropped.Add(1)
+		s.counted().directionDropped.Add(1)
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("event '%s' is a call, which only the client makes", ev.Name)}
 	}
 	return ev, nil

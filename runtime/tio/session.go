@@ -58,9 +58,11 @@ type session struct {
 	conn     transport.Conn
 	mapping  transport.Mapping
 	contract *Contract
-	opts     Options // opts.Clock drives every timer of the session
-	hsFrame  []byte
-	owner    owner
+	// opts, defaults applied, are shared by every session of a server;
+	// opts.Clock drives every timer of the session.
+	opts    *Options
+	hsFrame []byte
+	owner   owner
 
 	// ctx ends when the session ends; every handler context derives from it.
 	ctx    context.Context
@@ -96,14 +98,24 @@ type session struct {
 	// makes none, holds neither.
 	answers   atomic.Pointer[answering]
 	callWatch atomic.Pointer[callWatch]
-	stats     counters
-	dg        datagramLane
+	// stats is made by the first message dropped and counted (counted).
+	stats atomic.Pointer[counters]
+	dg    datagramLane
 	// traffic counts frames and bytes per lane; metrics, on a server with
 	// ServerOptions.Metrics, counts limit hits (nil counts nothing).
 	traffic metrics.Traffic
 	metrics *metrics.Metrics
 
 	wg sync.WaitGroup
+}
+
+// counted is the session's counters, made by the first message it counts.
+func (s *session) counted() *counters {
+	if c := s.stats.Load(); c != nil {
+		return c
+	}
+	s.stats.CompareAndSwap(nil, new(counters))
+	return s.stats.Load()
 }
 
 // counters are a session's §9 and per-message counters.
@@ -142,10 +154,10 @@ type Stats struct {
 	EarlyDiscarded int64
 }
 
-// newSession prepares a session; origin and seq stamp the datagrams this
-// side sends as itself (§7.3).
-func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame []byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
-	opts = opts.withDefaults()
+// newSession prepares a session with opts, whose defaults are applied
+// (Options.withDefaults) and which nothing changes after; origin and seq
+// stamp the datagrams this side sends as itself (§7.3).
+func newSession(r role, conn transport.Conn, c *Contract, opts *Options, hsFrame []byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
 	s := &session{
 		role:     r,
 		conn:     conn,
@@ -351,17 +363,20 @@ func (s *session) agreedFeatures() []string {
 // snapshot is Client.Stats and Peer.Stats.
 func (s *session) snapshot() Stats {
 	overflow, stale := s.dg.ringStats()
-	return Stats{
-		EmitQueueDepth:    s.q.depth(),
-		OverflowDropped:   overflow,
-		StaleDropped:      stale,
-		StaleReceived:     s.stats.staleReceived.Load(),
-		UnknownDropped:    s.stats.unknownDropped.Load(),
-		ValidationDropped: s.stats.validationDropped.Load(),
-		DirectionDropped:  s.stats.directionDropped.Load(),
-		MalformedDropped:  s.stats.malformedDropped.Load(),
-		EarlyDiscarded:    s.stats.earlyDiscarded.Load(),
+	st := Stats{
+		EmitQueueDepth:  s.q.depth(),
+		OverflowDropped: overflow,
+		StaleDropped:    stale,
 	}
+	if c := s.stats.Load(); c != nil {
+		st.StaleReceived = c.staleReceived.Load()
+		st.UnknownDropped = c.unknownDropped.Load()
+		st.ValidationDropped = c.validationDropped.Load()
+		st.DirectionDropped = c.directionDropped.Load()
+		st.MalformedDropped = c.malformedDropped.Load()
+		st.EarlyDiscarded = c.earlyDiscarded.Load()
+	}
+	return st
 }
 
 // closedError is what an operation the session's end interrupted reports
@@ -866,7 +881,7 @@ func (s *session) dispatch(f wire.Frame) bool {
 func (s *session) receiveEmit(f wire.Frame) bool {
 	ev, ok := s.contract.Event(f.EventID)
 	if !ok {
-		s.stats.unknownDropped.Add(1)
+		s.counted().unknownDropped.Add(1)
 		return true
 	}
 	if ev.Kind != Emit || ev.Lane != wire.Reliable {
@@ -882,7 +897,7 @@ func (s *session) receiveEmit(f wire.Frame) bool {
 		return false
 	}
 	if !ev.sentBy(s.role.peer()) {
-		s.stats.directionDropped.Add(1)
+		s.counted().directionDropped.Add(1)
 		return true
 	}
 	s.deliver(ev, f.Payload)
@@ -891,7 +906,7 @@ func (s *session) receiveEmit(f wire.Frame) bool {
 
 func (s *session) deliver(ev *Event, payload []byte) {
 	if err := s.owner.deliver(ev, payload); err != nil && wire.CodeOf(err) == wire.ValidationFailed {
-		s.stats.validationDropped.Add(1)
+		s.counted().validationDropped.Add(1)
 	}
 }
 
