@@ -48,7 +48,9 @@ const (
 // writes the handshake, then runs only from a push onto an empty queue
 // until the queue stays empty, see writeRun); on WebTransport also the
 // datagram receiver, the call acceptor (on a server, the goroutine of
-// Serve), and the datagram sender once a datagram is queued; plus one per call being answered (its handler's), a
+// Serve; on a client's connection, which lets the server open no call, it
+// returns at once), and the datagram sender once a datagram is queued;
+// plus one per call being answered (its handler's), a
 // second (the stream watcher) for a streaming call or a returns request
 // whose FIN had not arrived with it, and a third, the response writer, for
 // a streaming call once it sends. All of them end once the Conn's Done
@@ -210,10 +212,12 @@ func (s *session) start(acceptHere bool) (accept bool) {
 		s.wg.Add(1)
 		go s.receiveDatagrams()
 		// Calls are the client's to make, but a client still answers a
-		// call the server opens (a CALL_ERROR), rather than leaving it.
-		// The acceptor is no watcher: AcceptCall on WebTransport returns
-		// with its context, which the watcher ends, and not always once
-		// Done fires.
+		// call the server opens (a CALL_ERROR), rather than leaving it,
+		// where its transport lets the server open one; a WebTransport
+		// client's grants none, and its acceptor returns at once
+		// (transport.ErrNoInboundCalls). The acceptor is no watcher:
+		// AcceptCall on WebTransport returns with its context, which the
+		// watcher ends, and not always once Done fires.
 		s.wg.Add(1)
 		if acceptHere {
 			return true

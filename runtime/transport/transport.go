@@ -57,7 +57,9 @@ type Conn interface {
 	// without bidirectional streams it returns ErrNoStreams at once.
 	OpenCall(ctx context.Context) (Stream, error)
 	// AcceptCall returns the next call stream the peer opened. On a mapping
-	// without bidirectional streams it returns ErrNoStreams at once.
+	// without bidirectional streams it returns ErrNoStreams at once; where
+	// the peer can open none (a client's side of a WebTransport session:
+	// calls are the client's to make) ErrNoInboundCalls at once.
 	AcceptCall(ctx context.Context) (Stream, error)
 
 	// SendDatagram transmits one datagram as given (§7). It never blocks on
@@ -174,6 +176,10 @@ var (
 	// ErrNoStreams is returned by OpenCall and AcceptCall on a mapping
 	// without bidirectional streams (§3.3).
 	ErrNoStreams = errors.New("transport: this mapping has no bidirectional streams")
+	// ErrNoInboundCalls is returned by AcceptCall where the peer can open
+	// no call stream: a WebTransport client's connection grants the
+	// server no bidirectional stream.
+	ErrNoInboundCalls = errors.New("transport: the peer can open no call streams to this side")
 	// ErrNoDatagrams is returned by the datagram methods on a mapping
 	// without datagrams (§3.3).
 	ErrNoDatagrams = errors.New("transport: this mapping has no datagrams")

@@ -109,10 +109,13 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	qc, err := quic.DialAddr(dialCtx, host, h3TLS, &quic.Config{
 		EnableDatagrams:                  true,
 		EnableStreamResetPartialDelivery: true,
-		MaxIncomingStreams:               2 * DefaultMaxCalls,
-		MaxIncomingUniStreams:            16,
-		MaxIdleTimeout:                   idle,
-		KeepAlivePeriod:                  idle / 2,
+		// Calls are the client's to make: the server may open no
+		// bidirectional stream (AcceptCall), so no goroutine of the
+		// client's waits to accept one.
+		MaxIncomingStreams:    -1,
+		MaxIncomingUniStreams: 16,
+		MaxIdleTimeout:        idle,
+		KeepAlivePeriod:       idle / 2,
 	})
 	if err != nil {
 		if refused.expired.Load() {

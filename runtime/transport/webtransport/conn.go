@@ -231,6 +231,11 @@ func (c *conn) OpenCall(ctx context.Context) (transport.Stream, error) {
 }
 
 func (c *conn) AcceptCall(ctx context.Context) (transport.Stream, error) {
+	if c.connect == nil {
+		// A client's connection grants the server no bidirectional stream
+		// (Dial): there is nothing to accept, now or later.
+		return nil, transport.ErrNoInboundCalls
+	}
 	s, err := c.sess.AcceptStream(ctx)
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
