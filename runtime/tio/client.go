@@ -3,6 +3,7 @@ package tio
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -38,8 +39,7 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 		return nil, err
 	}
 	cl := &Client{} // subs and rooms are made by their first entry
-	opts = opts.withDefaults()
-	cl.session = newSession(roleClient, conn, c, &opts, hs, cl, clientOrigin, &cl.seq)
+	cl.session = newSession(roleClient, conn, c, clientOptions(opts), hs, cl, clientOrigin, &cl.seq)
 	cl.start(false)
 	// The session's context, which ends just before ended fires, rather
 	// than ended: a channel waited on here would stay for the session's
@@ -56,6 +56,19 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 		return nil, &Error{Code: wire.Aborted, Message: "connecting was cancelled: " + ctx.Err().Error(), Remedy: "Nothing to do.", Err: ctx.Err()}
 	}
 	return nil, cl.err
+}
+
+// defaultOptions are the zero Options with their defaults applied, which
+// every client given the zero Options shares.
+var defaultOptions = Options{}.withDefaults()
+
+// clientOptions is opts with its defaults applied, for one client.
+func clientOptions(opts Options) *Options {
+	if reflect.ValueOf(opts).IsZero() {
+		return &defaultOptions
+	}
+	opts = opts.withDefaults()
+	return &opts
 }
 
 // Wait blocks until the session has ended and every goroutine of it has

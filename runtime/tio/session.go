@@ -66,7 +66,9 @@ type session struct {
 	hsFrame []byte
 	owner   owner
 
-	// ctx ends when the session ends; every handler context derives from it.
+	// ctx ends when the session ends; every handler context derives from
+	// it. It is the transport's own where it offers one
+	// (transport.ContextConn), and cancel then does nothing.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -170,7 +172,14 @@ func newSession(r role, conn transport.Conn, c *Contract, opts *Options, hsFrame
 		owner:    o,
 		q:        newEmitQueue(EmitQueueFrames, opts.EmitFlushDelay),
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cc, ok := conn.(transport.ContextConn); ok {
+		// The transport's context already ends with the session: a
+		// context of the engine's own would cost every idle session one,
+		// its cancel and the done channel its blocked calls make.
+		s.ctx, s.cancel = cc.Context(), func() {}
+	} else {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+	}
 	s.dg = newDatagramLane(s, origin, seq)
 	return s
 }

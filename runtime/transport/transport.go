@@ -104,6 +104,14 @@ type DoneNotifier interface {
 	AfterDone(f func())
 }
 
+// ContextConn is a Conn whose session has a context that ends once the
+// session is over, whatever ended it, before Done fires. The engine uses
+// it as the session's context where a transport offers it, instead of one
+// of its own: an idle session then holds one context less.
+type ContextConn interface {
+	Context() context.Context
+}
+
 // CloseInfo is how a session ended.
 type CloseInfo struct {
 	// Code and Reason are the §10.2 code and reason of the close, whichever

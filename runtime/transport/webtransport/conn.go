@@ -96,7 +96,13 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 var (
 	_ transport.Conn         = (*conn)(nil)
 	_ transport.DoneNotifier = (*conn)(nil)
+	_ transport.ContextConn  = (*conn)(nil)
 )
+
+// Context is webtransport-go's context of the session: it ends once the
+// session was closed by either side or its connection was lost, just
+// before settle fires Done.
+func (c *conn) Context() context.Context { return c.sess.Context() }
 
 func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
 
