@@ -171,6 +171,15 @@ type callWatch struct {
 	fire   func()             // abandonAll, bound once
 }
 
+// callWatcher is the session's callWatch, made by its first call.
+func (s *session) callWatcher() *callWatch {
+	if w := s.callWatch.Load(); w != nil {
+		return w
+	}
+	s.callWatch.CompareAndSwap(nil, new(callWatch))
+	return s.callWatch.Load()
+}
+
 // join watches st with ctx, unless the watch is busy with another context.
 func (w *callWatch) join(s *session, ctx context.Context, st transport.Stream) bool {
 	w.mu.Lock()
@@ -292,8 +301,8 @@ func (s *session) abandonOnCancel(ctx context.Context, st transport.Stream) call
 	if ctx.Done() == nil {
 		return callCancel{}
 	}
-	if s.callWatch.join(s, ctx, st) {
-		return callCancel{shared: &s.callWatch, st: st}
+	if w := s.callWatcher(); w.join(s, ctx, st) {
+		return callCancel{shared: w, st: st}
 	}
 	w := cancelWatches.Get().(*cancelWatch)
 	w.st = st

@@ -522,7 +522,7 @@ func TestSpec10_1_TooManyStreamsResetsThe257th(t *testing.T) {
 		}
 	}
 	// The session stayed open, and the slots are free again.
-	waitFor(t, "the call slots to free", func() bool { return p.peer.activeCalls.Load() == 0 })
+	waitFor(t, "the call slots to free", func() bool { return p.peer.activeCallsNow() == 0 })
 	if _, err := p.client.Call(context.Background(), evEcho, []byte(`1`)); err != nil {
 		t.Fatal(err)
 	}

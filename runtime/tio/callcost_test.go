@@ -162,17 +162,17 @@ func TestSpec6_2_EachRequestKeepsItsOwnDeadline(t *testing.T) {
 	armed := fake.Pending()
 	_, first := raw.partialCall(wire.MaxCallPayload, 100)
 	waitFor(t, "the first request's deadline to be set", func() bool { return fake.Pending() > armed })
-	waitFor(t, "the first request to be read", func() bool { return onlyPeer(ts).activeCalls.Load() == 1 })
+	waitFor(t, "the first request to be read", func() bool { return onlyPeer(ts).activeCallsNow() == 1 })
 	fake.Advance(DefaultRequestTimeout / 2)
 	_, second := raw.partialCall(wire.MaxCallPayload, 100)
-	waitFor(t, "the second request to be read", func() bool { return onlyPeer(ts).activeCalls.Load() == 2 })
+	waitFor(t, "the second request to be read", func() bool { return onlyPeer(ts).activeCallsNow() == 2 })
 	time.Sleep(10 * time.Millisecond) // let its reader queue its deadline
 	fake.Advance(DefaultRequestTimeout / 2)
 	wantCallError(t, first, wire.Aborted, "120000 ms")
-	waitFor(t, "the first call to end", func() bool { return onlyPeer(ts).activeCalls.Load() == 1 })
+	waitFor(t, "the first call to end", func() bool { return onlyPeer(ts).activeCallsNow() == 1 })
 	fake.Advance(DefaultRequestTimeout/2 - time.Millisecond)
 	time.Sleep(10 * time.Millisecond)
-	if onlyPeer(ts).activeCalls.Load() != 1 {
+	if onlyPeer(ts).activeCallsNow() != 1 {
 		t.Fatal("the second call ended before its deadline")
 	}
 	fake.Advance(time.Millisecond)

@@ -66,7 +66,7 @@ func (q *callQueue) remove(c *inboundCall) {
 
 // awaitRequest starts c's request deadline at now.
 func (s *session) awaitRequest(c *inboundCall, now time.Time) {
-	t := &s.callTimers
+	t := &s.answers.Load().timers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c.due = now.Add(s.opts.RequestTimeout)
@@ -82,7 +82,7 @@ func (s *session) awaitRequest(c *inboundCall, now time.Time) {
 // the handler has returned by then (handlerDone).
 func (s *session) requestDone(c *inboundCall, watch bool, since time.Time) {
 	c.stopWatched = watch
-	t := &s.callTimers
+	t := &s.answers.Load().timers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c.queue != nil {
@@ -103,7 +103,7 @@ func (s *session) requestDone(c *inboundCall, watch bool, since time.Time) {
 // was made, is cancelled (the outcome's FIN would fire it: quic-go ends
 // the stream's context on it).
 func (s *session) handlerDone(c *inboundCall) {
-	t := &s.callTimers
+	t := &s.answers.Load().timers
 	t.mu.Lock()
 	if c.queue != nil {
 		c.queue.remove(c)
@@ -118,13 +118,13 @@ func (s *session) handlerDone(c *inboundCall) {
 
 // setCallTimerLocked makes the timer fire by due; t.mu is held.
 func (s *session) setCallTimerLocked(now, due time.Time) {
-	t := &s.callTimers
+	t := &s.answers.Load().timers
 	if t.stopped || (!t.at.IsZero() && !due.Before(t.at)) {
 		return
 	}
 	t.at = due
 	if t.timer == nil {
-		t.timer = s.clk.AfterFunc(due.Sub(now), s.callTimerFired)
+		t.timer = s.opts.Clock.AfterFunc(due.Sub(now), s.callTimerFired)
 		return
 	}
 	t.timer.Reset(due.Sub(now))
@@ -136,8 +136,8 @@ func (s *session) setCallTimerLocked(now, due time.Time) {
 // the initiator's stop, which cancels the handler's context (§8) at once if
 // the stop came first.
 func (s *session) callTimerFired() {
-	now := s.clk.Now()
-	t := &s.callTimers
+	now := s.opts.Clock.Now()
+	t := &s.answers.Load().timers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.at = time.Time{}
@@ -168,7 +168,11 @@ func (s *session) callTimerFired() {
 // stopCallTimers stops the timer once the session ended: a pending call's
 // deadline no longer matters, and the timer would hold the session.
 func (s *session) stopCallTimers() {
-	t := &s.callTimers
+	a := s.answers.Load()
+	if a == nil {
+		return // no call was answered: no timer was made
+	}
+	t := &a.timers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true

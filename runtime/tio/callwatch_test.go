@@ -125,7 +125,7 @@ func TestSpec8_SessionEndLetsTheWatchedContextGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := &p.client.callWatch
+	w := p.client.callWatch.Load()
 	w.mu.Lock()
 	watching := w.stop != nil
 	w.mu.Unlock()

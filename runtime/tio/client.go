@@ -3,6 +3,7 @@ package tio
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -38,15 +39,17 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 		return nil, err
 	}
 	cl := &Client{} // subs and rooms are made by their first entry
-	cl.session = newSession(roleClient, conn, c, opts, hs, cl, clientOrigin, &cl.seq)
+	cl.session = newSession(roleClient, conn, c, clientOptions(opts), hs, cl, clientOrigin, &cl.seq)
 	cl.start(false)
+	// The session's context, which ends just before ended fires, rather
+	// than ended: a channel waited on here would stay for the session's
+	// life (latch.Latch), and the Wait below waits for the end in full.
 	select {
-	case <-cl.hsDone:
+	case <-cl.hsDone.Done():
 		return cl, nil
-	case <-cl.ended:
+	case <-cl.ctx.Done():
 	case <-ctx.Done():
 		cl.closeWith(wire.CloseNoError, "the client gave up before the handshake completed")
-		<-cl.ended
 	}
 	cl.wg.Wait()
 	if ctx.Err() != nil {
@@ -55,10 +58,23 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 	return nil, cl.err
 }
 
+// defaultOptions are the zero Options with their defaults applied, which
+// every client given the zero Options shares.
+var defaultOptions = Options{}.withDefaults()
+
+// clientOptions is opts with its defaults applied, for one client.
+func clientOptions(opts Options) *Options {
+	if reflect.ValueOf(opts).IsZero() {
+		return &defaultOptions
+	}
+	opts = opts.withDefaults()
+	return &opts
+}
+
 // Wait blocks until the session has ended and every goroutine of it has
 // returned, then reports how it ended.
 func (c *Client) Wait() error {
-	<-c.ended
+	<-c.ended.Done()
 	c.wg.Wait()
 	return c.err
 }

@@ -54,7 +54,7 @@ func (d *datagramLane) push(b []byte) {
 		// it has nothing to start.
 		d.probeMu.Lock()
 		if r = d.ring.Load(); r == nil {
-			r = datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, d.s.clk)
+			r = datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, d.s.opts.Clock)
 			d.startSenderLocked(r)
 			d.ring.Store(r)
 		}
@@ -95,7 +95,7 @@ func (d *datagramLane) beginProbes() {
 		d.probeMu.Unlock()
 		return
 	}
-	d.probe = s.clk.AfterFunc(datagram.ProbeInterval, d.sendProbe)
+	d.probe = s.opts.Clock.AfterFunc(datagram.ProbeInterval, d.sendProbe)
 	d.probeMu.Unlock()
 	_ = s.conn.SendDatagram(probeDatagram)
 }
@@ -235,10 +235,8 @@ func (s *session) receiveDatagrams() {
 			continue // a probe (§7.2): no traffic, and never early
 		}
 		s.traffic.In(metrics.LaneDatagram, len(b))
-		select {
-		case <-s.hsDone:
-		default:
-			s.stats.earlyDiscarded.Add(1)
+		if !s.hsDone.Fired() {
+			s.counted().earlyDiscarded.Add(1)
 			continue
 		}
 		if !s.receiveDatagram(b) {
@@ -252,7 +250,7 @@ func (s *session) receiveDatagrams() {
 func (s *session) receiveDatagram(b []byte) bool {
 	d, ok, err := wire.ParseDatagram(b)
 	if err != nil {
-		s.stats.malformedDropped.Add(1)
+		s.counted().malformedDropped.Add(1)
 		return true
 	}
 	if !ok {
@@ -260,7 +258,7 @@ func (s *session) receiveDatagram(b []byte) bool {
 	}
 	ev, known := s.contract.Event(d.EventID)
 	if !known {
-		s.stats.unknownDropped.Add(1)
+		s.counted().unknownDropped.Add(1)
 		return true
 	}
 	if ev.Lane != wire.Unreliable {
@@ -276,14 +274,14 @@ func (s *session) receiveDatagram(b []byte) bool {
 		return false
 	}
 	if !ev.sentBy(s.role.peer()) {
-		s.stats.directionDropped.Add(1)
+		s.counted().directionDropped.Add(1)
 		return true
 	}
 	if s.dg.gate == nil {
-		s.dg.gate = datagram.NewGate(s.clk)
+		s.dg.gate = datagram.NewGate(s.opts.Clock)
 	}
 	if !s.dg.gate.Accept(d.Origin, d.EventID, d.Seq) {
-		s.stats.staleReceived.Add(1)
+		s.counted().staleReceived.Add(1)
 		return true
 	}
 	s.deliver(ev, d.Payload)

@@ -349,3 +349,11 @@ func serveRaw(t *testing.T, lo loopback.Options, sopts ServerOptions) (*testServ
 }
 
 func (r *rawPeer) link() *loopback.Link { return r.lk }
+
+// activeCallsNow is the count of calls s answers now.
+func (s *session) activeCallsNow() int32 {
+	if a := s.answers.Load(); a != nil {
+		return a.active.Load()
+	}
+	return 0
+}

@@ -25,22 +25,23 @@ func newServerLog(l *slog.Logger) *slog.Logger {
 	return slog.New(transport.QuietQueries(l.Handler()))
 }
 
-// logAt logs one of a server session's lines with its "session" and
-// "mapping" attributes, added to the line rather than by a logger made per
-// session, which every idle session would hold; a client logs nothing.
+// logAt logs one of a server session's lines to the server's logger with
+// its "session" and "mapping" attributes, added to the line rather than by
+// a logger made per session, which every idle session would hold; a client
+// logs nothing.
 func (s *session) logAt(level slog.Level, msg string, attrs ...any) {
 	ctx := context.Background()
-	if s.log == nil || !s.log.Enabled(ctx, level) {
+	p, ok := s.owner.(*Peer)
+	if !ok || !p.srv.log.Enabled(ctx, level) {
 		return
 	}
-	p, _ := s.owner.(*Peer)
-	s.log.Log(ctx, level, msg, append([]any{"session", p.ID(), "mapping", s.mapping.String()}, attrs...)...)
+	p.srv.log.Log(ctx, level, msg, append([]any{"session", p.ID(), "mapping", s.mapping.String()}, attrs...)...)
 }
 
 // logEnd logs how a peer's session ended.
 func (p *Peer) logEnd(began time.Time) {
 	level := slog.LevelDebug
-	attrs := []any{"duration_ms", p.clk.Now().Sub(began).Milliseconds()}
+	attrs := []any{"duration_ms", p.opts.Clock.Now().Sub(began).Milliseconds()}
 	var end *SessionEnd
 	if e, ok := p.err.Err.(*SessionEnd); ok {
 		end = e

@@ -51,7 +51,10 @@ type emitQueue struct {
 	n        int // entries in ring
 	frames   int // frames in those entries: the §9 bound counts these
 	closed   bool
-	// wake holds one token when the writer has something to look at.
+	// wake holds one token when the writer has something to look at. It
+	// is made, under mu, by the first push or kick, or by a writer's run
+	// (wakeLocked), and never replaced: a session that never queued
+	// anything holds none.
 	wake chan struct{}
 	// drained, when set, is closed by the next take or shutdown: senders
 	// in WaitEmit and senders pushing back (§9) wait on it.
@@ -78,7 +81,7 @@ type emitQueue struct {
 // newEmitQueue makes a queue of capacity frames whose writer is woken at
 // once (flushDelay 0) or after flushDelay (see hold).
 func newEmitQueue(capacity int, flushDelay time.Duration) *emitQueue {
-	q := &emitQueue{capacity: capacity, wake: make(chan struct{}, 1)}
+	q := &emitQueue{capacity: capacity}
 	if flushDelay > 0 {
 		q.hold, q.holdFor = time.NewTimer(flushDelay), flushDelay
 		q.hold.Stop()
@@ -122,6 +125,7 @@ func (q *emitQueue) push(f *frame) pushResult {
 	}
 	if q.ring == nil {
 		q.ring = make([]*frame, q.capacity)
+		q.wakeLocked()
 	}
 	if q.frames == q.capacity {
 		q.mu.Unlock()
@@ -214,6 +218,7 @@ func (q *emitQueue) unparkLocked() {
 // moves besides the queue's frames (the WebSocket mapping's datagram ring).
 func (q *emitQueue) kick() {
 	q.mu.Lock()
+	q.wakeLocked()
 	q.unparkLocked()
 	q.mu.Unlock()
 	q.signal()
@@ -241,6 +246,23 @@ func (q *emitQueue) resume() bool {
 	}
 	q.parked = false
 	return true
+}
+
+// wakeLocked returns the writer's wake-up channel, making it if no push or
+// kick has yet; q.mu is held. signal reads it without the lock, always
+// after its caller held mu since it was made.
+func (q *emitQueue) wakeLocked() chan struct{} {
+	if q.wake == nil {
+		q.wake = make(chan struct{}, 1)
+	}
+	return q.wake
+}
+
+// wakeChan is wakeLocked for a writer's run, which takes it once.
+func (q *emitQueue) wakeChan() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.wakeLocked()
 }
 
 func (q *emitQueue) signal() {

@@ -95,7 +95,7 @@ func TestSpec5_1_RequestBufferGrowsAsBytesArrive(t *testing.T) {
 	for range 16 {
 		raw.partialCall(wire.MaxCallPayload, 1)
 	}
-	waitFor(t, "16 calls to be read", func() bool { return onlyPeer(ts).activeCalls.Load() == 16 })
+	waitFor(t, "16 calls to be read", func() bool { return onlyPeer(ts).activeCallsNow() == 16 })
 	time.Sleep(10 * time.Millisecond) // let the readers reach their first Read
 	if held := ts.requestBytes.held.Load(); held > 16*8<<10 {
 		t.Fatalf("16 requests of one byte each hold %d bytes", held)
@@ -113,7 +113,7 @@ func TestSpec6_2_RequestMustArriveWithinItsDeadline(t *testing.T) {
 	waitFor(t, "the request deadline to be armed", func() bool { return fake.Pending() > armed })
 	fake.Advance(DefaultRequestTimeout - time.Millisecond)
 	time.Sleep(10 * time.Millisecond)
-	if onlyPeer(ts).activeCalls.Load() != 1 {
+	if onlyPeer(ts).activeCallsNow() != 1 {
 		t.Fatal("the call ended before its deadline")
 	}
 	fake.Advance(time.Millisecond)

@@ -41,18 +41,54 @@ func (s *session) acceptCalls() {
 		}
 		// Only the accepting goroutine increments, and the next one starts
 		// after it did, so the check cannot be overtaken.
-		if int(s.activeCalls.Load()) >= s.opts.MaxCalls {
+		a := s.answerState()
+		if int(a.active.Load()) >= s.opts.MaxCalls {
 			s.metrics.Hit(metrics.LimitMaxCalls)
 			st.Stop(wire.ResetTooManyStreams)
 			st.Reset(wire.ResetTooManyStreams)
 			continue
 		}
-		s.activeCalls.Add(1)
+		a.active.Add(1)
 		s.wg.Add(1)
 		go s.acceptCalls()
 		s.serveCall(st)
 		return
 	}
+}
+
+// answering is the state of the calls a session answers, made by the
+// first call it accepts: a session that answers none, as a client answers
+// none from a conforming server, holds none of it.
+type answering struct {
+	// active counts the calls being answered, at most MaxCalls (§10.1).
+	active atomic.Int32
+	// open counts answered calls still waiting for the initiator to
+	// finish its side (serveCall); at most MaxCalls wait.
+	open atomic.Int32
+	// timers runs the deadlines of the calls answered.
+	timers callTimers
+	// requests bounds the bytes incoming call requests hold (§5.1):
+	// budget, the session's, and on a server the bound across its
+	// sessions.
+	requests requestBudget
+	budget   byteBudget
+}
+
+// answerState is the session's answering state, made by the first call
+// accepted. Only the accepting goroutine calls it, and the next acceptor
+// starts after it returned, so two are never made; the other goroutines
+// that read it (the call's, its timer's) start after it was stored.
+func (s *session) answerState() *answering {
+	if a := s.answers.Load(); a != nil {
+		return a
+	}
+	a := &answering{budget: byteBudget{max: int64(s.opts.MaxRequestBytes)}}
+	a.requests = requestBudget{session: &a.budget, metrics: s.metrics}
+	if p, ok := s.owner.(*Peer); ok {
+		a.requests.server = p.srv.requestBytes
+	}
+	s.answers.Store(a)
+	return a
 }
 
 // inboundCall is one call this side answers. Its state is recycled across
@@ -122,7 +158,7 @@ func (c *inboundCall) recycle() {
 // call can never find this side still counting the previous one (§10.1).
 func (c *inboundCall) release() {
 	if c.released.CompareAndSwap(false, true) {
-		c.s.activeCalls.Add(-1)
+		c.s.answers.Load().active.Add(-1)
 	}
 }
 
@@ -144,7 +180,8 @@ func (s *session) serveCall(st transport.Stream) {
 		return
 	}
 	r := wire.AcquireReader(st)
-	r.Limit(&s.requests)
+	a := s.answers.Load()
+	r.Limit(&a.requests)
 	c.r = r
 	// Let go last: after watch, the only other user of r, has returned.
 	watching := false
@@ -158,7 +195,7 @@ func (s *session) serveCall(st transport.Stream) {
 	// One clock read starts both the request's deadline and, for a
 	// returns handler, its stop watch's delay (requestDone): the watch is
 	// registered no later than stopWatchDelay after the handler began.
-	now := s.clk.Now()
+	now := s.opts.Clock.Now()
 	f, err := c.readRequest(r, now)
 	if err != nil {
 		s.requestDone(c, false, time.Time{})
@@ -200,7 +237,7 @@ func (s *session) serveCall(st transport.Stream) {
 	// metrics the clock is not read again.
 	began := now
 	if s.callMetrics(ev) != nil {
-		began = s.clk.Now()
+		began = s.opts.Clock.Now()
 	}
 	if ev.Kind == Returns && r.Ended() {
 		s.requestDone(c, true, now)
@@ -221,12 +258,12 @@ func (s *session) serveCall(st transport.Stream) {
 	// with WT_SESSION_GONE (a read webtransport-go holds until the session
 	// ends), would keep this goroutine and watch's for the session's life:
 	// past MaxCalls such calls, reading stops at once (§8).
-	if s.answeredOpen.Add(1) > int32(s.opts.MaxCalls) {
+	if a.open.Add(1) > int32(s.opts.MaxCalls) {
 		st.Stop(wire.ResetAborted)
 	}
 	<-watched
 	watching = false
-	s.answeredOpen.Add(-1)
+	a.open.Add(-1)
 }
 
 // answer runs the call from began, when its request was whole, and counts
@@ -234,7 +271,7 @@ func (s *session) serveCall(st transport.Stream) {
 func (c *inboundCall) answer(req []byte, began time.Time) {
 	outcome := c.run(req)
 	if m := c.s.callMetrics(c.ev); m != nil {
-		m.Done(outcome, c.s.clk.Now().Sub(began))
+		m.Done(outcome, c.s.opts.Clock.Now().Sub(began))
 	}
 }
 
@@ -251,7 +288,7 @@ func (c *inboundCall) settle() {
 // recycles the reader; each happens once.
 func (c *inboundCall) letGo(reader bool) {
 	if c.charged != 0 {
-		c.s.requests.Give(c.charged)
+		c.s.answers.Load().requests.Give(c.charged)
 		c.charged = 0
 	}
 	if reader && c.r != nil {
@@ -305,7 +342,7 @@ func (s *session) checkRequest(f wire.Frame) (*Event, *wire.CallError) {
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: notUTF8(ev, false)}
 	}
 	if !ev.sentBy(s.role.peer()) {
-		s.stats.directionDropped.Add(1)
+		s.counted().directionDropped.Add(1)
 		return nil, &wire.CallError{Code: wire.ProtocolError, Message: fmt.Sprintf("event '%s' is a call, which only the client makes", ev.Name)}
 	}
 	return ev, nil

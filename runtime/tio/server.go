@@ -254,10 +254,8 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	}
 	defer srv.origins.Release(origin)
 	p.origin = origin
-	p.session = newSession(roleServer, conn, srv.contract, srv.opts.Options, srv.hsFrame, p, srv.origin, &srv.seq)
-	p.session.requests.server = srv.requestBytes
+	p.session = newSession(roleServer, conn, srv.contract, &srv.opts.Options, srv.hsFrame, p, srv.origin, &srv.seq)
 	p.session.metrics = srv.opts.Metrics
-	p.session.requests.metrics = srv.opts.Metrics
 	srv.mu.Lock()
 	// fenced is read under the lock that Fenced's closing takes, so a
 	// session either sees it here or is among those closed.
@@ -275,13 +273,12 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 		return errFenced
 	}
 	srv.opts.Metrics.Started(metricsMapping(p.mapping))
-	p.session.log = srv.log
-	began := p.clk.Now()
+	began := p.opts.Clock.Now()
 	p.logAt(slog.LevelDebug, "session started")
 	if p.start(true) {
 		p.acceptCalls()
 	}
-	<-p.ended
+	<-p.ended.Done()
 	p.wg.Wait()
 	srv.opts.Metrics.Ended(metricsMapping(p.mapping), endCode(p.err), &p.traffic, p.drops(), func() {
 		srv.mu.Lock()

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/datagram"
+	"github.com/transport-io/tiogen/runtime/internal/latch"
 	"github.com/transport-io/tiogen/runtime/metrics"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -48,7 +48,9 @@ const (
 // writes the handshake, then runs only from a push onto an empty queue
 // until the queue stays empty, see writeRun); on WebTransport also the
 // datagram receiver, the call acceptor (on a server, the goroutine of
-// Serve), and the datagram sender once a datagram is queued; plus one per call being answered (its handler's), a
+// Serve; on a client's connection, which lets the server open no call, it
+// returns at once), and the datagram sender once a datagram is queued;
+// plus one per call being answered (its handler's), a
 // second (the stream watcher) for a streaming call or a returns request
 // whose FIN had not arrived with it, and a third, the response writer, for
 // a streaming call once it sends. All of them end once the Conn's Done
@@ -58,12 +60,15 @@ type session struct {
 	conn     transport.Conn
 	mapping  transport.Mapping
 	contract *Contract
-	opts     Options
-	clk      clock.Clock
-	hsFrame  []byte
-	owner    owner
+	// opts, defaults applied, are shared by every session of a server;
+	// opts.Clock drives every timer of the session.
+	opts    *Options
+	hsFrame []byte
+	owner   owner
 
-	// ctx ends when the session ends; every handler context derives from it.
+	// ctx ends when the session ends; every handler context derives from
+	// it. It is the transport's own where it offers one
+	// (transport.ContextConn), and cancel then does nothing.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -76,7 +81,7 @@ type session struct {
 
 	hsMu    sync.Mutex
 	hsState hsState
-	hsDone  chan struct{} // closed once the peer's handshake is accepted
+	hsDone  latch.Latch // fired once the peer's handshake is accepted
 	// hsSent says this side's handshake was written, or could not be;
 	// hsSentWait, made only for a close that waits for it, is closed then
 	// (both under hsMu).
@@ -85,31 +90,36 @@ type session struct {
 	hsTimer    clock.Timer
 	features   []string
 
-	ended chan struct{} // closed once the session ended and err is set
+	// ended fires once the session ended and err is set. Neither latch
+	// holds a channel unless something waits on it.
+	ended latch.Latch
 	err   *Error
 
-	activeCalls atomic.Int32
-	// answeredOpen counts answered calls still waiting for the initiator
-	// to finish its side (serveCall); at most MaxCalls wait.
-	answeredOpen atomic.Int32
-	// callTimers runs the deadlines of the calls this side answers.
-	callTimers callTimers
-	// callWatch abandons this side's calls once their context ends.
-	callWatch callWatch
-	// requests bounds the bytes incoming call requests hold (§5.1).
-	requests requestBudget
-	stats    counters
-	dg       datagramLane
+	// answers is the state of the calls this side answers, made by the
+	// first it accepts (answerState); callWatch, which abandons this side's
+	// calls once their context ends, is made by the first it makes
+	// (callWatcher). A session that makes or answers none, as a server
+	// makes none, holds neither.
+	answers   atomic.Pointer[answering]
+	callWatch atomic.Pointer[callWatch]
+	// stats is made by the first message dropped and counted (counted).
+	stats atomic.Pointer[counters]
+	dg    datagramLane
 	// traffic counts frames and bytes per lane; metrics, on a server with
 	// ServerOptions.Metrics, counts limit hits (nil counts nothing).
 	traffic metrics.Traffic
 	metrics *metrics.Metrics
-	// log is the server's logger, which a server session's lines go to
-	// with its "session" (Peer.ID) and "mapping" attributes (logAt); nil
-	// on a client.
-	log *slog.Logger
 
 	wg sync.WaitGroup
+}
+
+// counted is the session's counters, made by the first message it counts.
+func (s *session) counted() *counters {
+	if c := s.stats.Load(); c != nil {
+		return c
+	}
+	s.stats.CompareAndSwap(nil, new(counters))
+	return s.stats.Load()
 }
 
 // counters are a session's §9 and per-message counters.
@@ -148,26 +158,29 @@ type Stats struct {
 	EarlyDiscarded int64
 }
 
-// newSession prepares a session; origin and seq stamp the datagrams this
-// side sends as itself (§7.3).
-func newSession(r role, conn transport.Conn, c *Contract, opts Options, hsFrame []byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
-	opts = opts.withDefaults()
+// newSession prepares a session with opts, whose defaults are applied
+// (Options.withDefaults) and which nothing changes after; origin and seq
+// stamp the datagrams this side sends as itself (§7.3).
+func newSession(r role, conn transport.Conn, c *Contract, opts *Options, hsFrame []byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
 	s := &session{
 		role:     r,
 		conn:     conn,
 		mapping:  conn.Mapping(),
 		contract: c,
 		opts:     opts,
-		clk:      opts.Clock,
 		hsFrame:  hsFrame,
 		owner:    o,
 		q:        newEmitQueue(EmitQueueFrames, opts.EmitFlushDelay),
-		hsDone:   make(chan struct{}),
-		ended:    make(chan struct{}),
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cc, ok := conn.(transport.ContextConn); ok {
+		// The transport's context already ends with the session: a
+		// context of the engine's own would cost every idle session one,
+		// its cancel and the done channel its blocked calls make.
+		s.ctx, s.cancel = cc.Context(), func() {}
+	} else {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+	}
 	s.dg = newDatagramLane(s, origin, seq)
-	s.requests.session = newByteBudget(opts.MaxRequestBytes)
 	return s
 }
 
@@ -199,7 +212,7 @@ func (s *session) start(acceptHere bool) (accept bool) {
 		return false
 	}
 	s.hsMu.Lock()
-	s.hsTimer = s.clk.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
+	s.hsTimer = s.opts.Clock.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
 	s.hsMu.Unlock()
 	s.wg.Add(2)
 	go s.writeLoop()
@@ -208,10 +221,12 @@ func (s *session) start(acceptHere bool) (accept bool) {
 		s.wg.Add(1)
 		go s.receiveDatagrams()
 		// Calls are the client's to make, but a client still answers a
-		// call the server opens (a CALL_ERROR), rather than leaving it.
-		// The acceptor is no watcher: AcceptCall on WebTransport returns
-		// with its context, which the watcher ends, and not always once
-		// Done fires.
+		// call the server opens (a CALL_ERROR), rather than leaving it,
+		// where its transport lets the server open one; a WebTransport
+		// client's grants none, and its acceptor returns at once
+		// (transport.ErrNoInboundCalls). The acceptor is no watcher:
+		// AcceptCall on WebTransport returns with its context, which the
+		// watcher ends, and not always once Done fires.
 		s.wg.Add(1)
 		if acceptHere {
 			return true
@@ -252,7 +267,7 @@ func (s *session) watch() {
 		s.hsTimer.Stop()
 	}
 	s.hsMu.Unlock()
-	close(s.ended)
+	s.ended.Fire()
 }
 
 func (s *session) handshakeExpired() {
@@ -316,16 +331,14 @@ func (s *session) awaitHandshakeSent() {
 	}
 	sent := s.hsSentWait
 	s.hsMu.Unlock()
-	select {
-	case <-s.ended:
+	if s.ended.Fired() {
 		return
-	default:
 	}
 	t := time.NewTimer(handshakeSendBound)
 	defer t.Stop()
 	select {
 	case <-sent:
-	case <-s.ended:
+	case <-s.ended.Done():
 	case <-t.C:
 	}
 }
@@ -346,44 +359,43 @@ const handshakeSendBound = time.Second
 
 // endErr is Client.Err and Peer.Err.
 func (s *session) endErr() error {
-	select {
-	case <-s.ended:
+	if s.ended.Fired() {
 		return s.err
-	default:
-		return nil
 	}
+	return nil
 }
 
 // agreedFeatures is Client.Features and Peer.Features.
 func (s *session) agreedFeatures() []string {
-	select {
-	case <-s.hsDone:
+	if s.hsDone.Fired() {
 		return append([]string(nil), s.features...)
-	default:
-		return nil
 	}
+	return nil
 }
 
 // snapshot is Client.Stats and Peer.Stats.
 func (s *session) snapshot() Stats {
 	overflow, stale := s.dg.ringStats()
-	return Stats{
-		EmitQueueDepth:    s.q.depth(),
-		OverflowDropped:   overflow,
-		StaleDropped:      stale,
-		StaleReceived:     s.stats.staleReceived.Load(),
-		UnknownDropped:    s.stats.unknownDropped.Load(),
-		ValidationDropped: s.stats.validationDropped.Load(),
-		DirectionDropped:  s.stats.directionDropped.Load(),
-		MalformedDropped:  s.stats.malformedDropped.Load(),
-		EarlyDiscarded:    s.stats.earlyDiscarded.Load(),
+	st := Stats{
+		EmitQueueDepth:  s.q.depth(),
+		OverflowDropped: overflow,
+		StaleDropped:    stale,
 	}
+	if c := s.stats.Load(); c != nil {
+		st.StaleReceived = c.staleReceived.Load()
+		st.UnknownDropped = c.unknownDropped.Load()
+		st.ValidationDropped = c.validationDropped.Load()
+		st.DirectionDropped = c.directionDropped.Load()
+		st.MalformedDropped = c.malformedDropped.Load()
+		st.EarlyDiscarded = c.earlyDiscarded.Load()
+	}
+	return st
 }
 
 // closedError is what an operation the session's end interrupted reports
 // (§11): WT_SESSION_CLOSED, wrapping how the session ended.
 func (s *session) closedError() *Error {
-	<-s.ended
+	<-s.ended.Done()
 	return &Error{Code: wire.SessionClosed, Message: "the session closed: " + s.err.Message, Remedy: wire.SessionClosed.Remedy(), Err: s.err}
 }
 
@@ -397,16 +409,14 @@ func (s *session) isEnded() bool { return s.ctx.Err() != nil }
 
 // waitHandshake waits for the peer's handshake; false once the session ended.
 func (s *session) waitHandshake(ctx context.Context) error {
-	// Once accepted, a receive on the closed channel without waiting takes
-	// no lock: every call passes here, and the select below locks all
-	// three channels, which every caller of the session shares.
-	select {
-	case <-s.hsDone:
+	// Once accepted, a load takes no lock: every call passes here, and
+	// the select below locks all three channels, which every caller of
+	// the session shares.
+	if s.hsDone.Fired() {
 		return nil
-	default:
 	}
 	select {
-	case <-s.hsDone:
+	case <-s.hsDone.Done():
 		return nil
 	case <-s.ctx.Done():
 		return s.closedError()
@@ -453,7 +463,7 @@ func (s *session) emit(event uint32, payload []byte) error {
 // pushBack waits for room on the emit queue for f, which did not fit or
 // found the session ended (see pushWithin).
 func (s *session) pushBack(f *frame) error {
-	st := startStall(s.clk, s.opts.EmitStallTimeout)
+	st := startStall(s.opts.Clock, s.opts.EmitStallTimeout)
 	defer st.stop()
 	return s.pushWithin(f, st, s.q.taken())
 }
@@ -603,10 +613,11 @@ func (s *session) writeRun() {
 	// The timer is stopped on every way out but a park: a parked writer's
 	// timer has fired, and the next writer may already be resetting it.
 	linger := s.lingerTimer()
+	wake := s.q.wakeChan()
 	wrote := false
 	for {
 		select {
-		case <-s.q.wake:
+		case <-wake:
 		case <-s.q.held(): // the flush delay ended (Options.EmitFlushDelay)
 		case <-s.ctx.Done():
 			linger.Stop()
@@ -841,7 +852,7 @@ func (s *session) acceptHandshake(payload []byte) bool {
 	s.features = features
 	s.hsTimer.Stop()
 	s.hsTimer = nil // not held for the session's life
-	close(s.hsDone)
+	s.hsDone.Fire()
 	s.hsMu.Unlock()
 	s.dg.beginProbes()
 	s.owner.established()
@@ -883,7 +894,7 @@ func (s *session) dispatch(f wire.Frame) bool {
 func (s *session) receiveEmit(f wire.Frame) bool {
 	ev, ok := s.contract.Event(f.EventID)
 	if !ok {
-		s.stats.unknownDropped.Add(1)
+		s.counted().unknownDropped.Add(1)
 		return true
 	}
 	if ev.Kind != Emit || ev.Lane != wire.Reliable {
@@ -899,7 +910,7 @@ func (s *session) receiveEmit(f wire.Frame) bool {
 		return false
 	}
 	if !ev.sentBy(s.role.peer()) {
-		s.stats.directionDropped.Add(1)
+		s.counted().directionDropped.Add(1)
 		return true
 	}
 	s.deliver(ev, f.Payload)
@@ -908,7 +919,7 @@ func (s *session) receiveEmit(f wire.Frame) bool {
 
 func (s *session) deliver(ev *Event, payload []byte) {
 	if err := s.owner.deliver(ev, payload); err != nil && wire.CodeOf(err) == wire.ValidationFailed {
-		s.stats.validationDropped.Add(1)
+		s.counted().validationDropped.Add(1)
 	}
 }
 

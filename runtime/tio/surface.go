@@ -71,7 +71,7 @@ func (c *Client) Stream(ctx context.Context, event uint32, req []byte) iter.Seq2
 func (c *Client) Close(code Code, reason string) error { return c.closeSession(code, reason) }
 
 // Done is closed once the session has ended.
-func (c *Client) Done() <-chan struct{} { return c.ended }
+func (c *Client) Done() <-chan struct{} { return c.ended.Done() }
 
 // Err reports how the session ended: the close code and reason, or
 // WT_SESSION_CLOSED for a lost connection, which carries no code (§11); it
@@ -105,7 +105,7 @@ func (p *Peer) WaitEmit(ctx context.Context) error { return p.waitEmit(ctx) }
 func (p *Peer) Close(code Code, reason string) error { return p.closeSession(code, reason) }
 
 // Done is closed once the peer's session has ended.
-func (p *Peer) Done() <-chan struct{} { return p.ended }
+func (p *Peer) Done() <-chan struct{} { return p.ended.Done() }
 
 // Err reports how the peer's session ended, as [Client.Err] does; nil while
 // it runs.

@@ -57,7 +57,9 @@ type Conn interface {
 	// without bidirectional streams it returns ErrNoStreams at once.
 	OpenCall(ctx context.Context) (Stream, error)
 	// AcceptCall returns the next call stream the peer opened. On a mapping
-	// without bidirectional streams it returns ErrNoStreams at once.
+	// without bidirectional streams it returns ErrNoStreams at once; where
+	// the peer can open none (a client's side of a WebTransport session:
+	// calls are the client's to make) ErrNoInboundCalls at once.
 	AcceptCall(ctx context.Context) (Stream, error)
 
 	// SendDatagram transmits one datagram as given (§7). It never blocks on
@@ -100,6 +102,14 @@ type DoneNotifier interface {
 	// AfterDone arranges for f to run once, in a goroutine of its own,
 	// after Done is closed: at once if it is.
 	AfterDone(f func())
+}
+
+// ContextConn is a Conn whose session has a context that ends once the
+// session is over, whatever ended it, before Done fires. The engine uses
+// it as the session's context where a transport offers it, instead of one
+// of its own: an idle session then holds one context less.
+type ContextConn interface {
+	Context() context.Context
 }
 
 // CloseInfo is how a session ended.
@@ -174,6 +184,10 @@ var (
 	// ErrNoStreams is returned by OpenCall and AcceptCall on a mapping
 	// without bidirectional streams (§3.3).
 	ErrNoStreams = errors.New("transport: this mapping has no bidirectional streams")
+	// ErrNoInboundCalls is returned by AcceptCall where the peer can open
+	// no call stream: a WebTransport client's connection grants the
+	// server no bidirectional stream.
+	ErrNoInboundCalls = errors.New("transport: the peer can open no call streams to this side")
 	// ErrNoDatagrams is returned by the datagram methods on a mapping
 	// without datagrams (§3.3).
 	ErrNoDatagrams = errors.New("transport: this mapping has no datagrams")

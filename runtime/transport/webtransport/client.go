@@ -109,10 +109,13 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	qc, err := quic.DialAddr(dialCtx, host, h3TLS, &quic.Config{
 		EnableDatagrams:                  true,
 		EnableStreamResetPartialDelivery: true,
-		MaxIncomingStreams:               2 * DefaultMaxCalls,
-		MaxIncomingUniStreams:            16,
-		MaxIdleTimeout:                   idle,
-		KeepAlivePeriod:                  idle / 2,
+		// Calls are the client's to make: the server may open no
+		// bidirectional stream (AcceptCall), so no goroutine of the
+		// client's waits to accept one.
+		MaxIncomingStreams:    -1,
+		MaxIncomingUniStreams: 16,
+		MaxIdleTimeout:        idle,
+		KeepAlivePeriod:       idle / 2,
 	})
 	if err != nil {
 		if refused.expired.Load() {
@@ -149,16 +152,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		return nil, wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, err)
 	}
 	grace := orDuration(opts.CloseGrace, DefaultCloseGrace)
-	return newConn(sess, qc, nil, grace, clk, func(c *conn) { lingerThenClose(c, grace) }), nil
+	return newConn(sess, qc, nil, grace, clk, nil), nil
 }
 
 // lingerThenClose releases a client's QUIC connection once its session
 // ended. After a local close it first waits, up to the grace, for the server
 // to close the connection: closing it at once can overtake the close
 // capsule, and the server would see no code (TestSpec10_2_ClientCloseCodeAndReasonReachServer).
-func lingerThenClose(c *conn, grace time.Duration) {
+func lingerThenClose(c *conn) {
 	if info := c.CloseInfo(); !info.Remote && !info.Lost {
-		t := time.NewTimer(grace)
+		t := time.NewTimer(c.grace)
 		select {
 		case <-c.qconn.Context().Done():
 		case <-t.C:

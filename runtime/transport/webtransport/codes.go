@@ -82,7 +82,7 @@ func (c *conn) closedError(cause error, ending bool) error {
 	if ending && !c.isDone() {
 		t := time.NewTimer(c.grace)
 		select {
-		case <-c.done:
+		case <-c.done.Done():
 		case <-t.C:
 		}
 		t.Stop()

@@ -13,6 +13,7 @@ import (
 	wt "github.com/quic-go/webtransport-go"
 
 	"github.com/transport-io/tiogen/runtime/clock"
+	"github.com/transport-io/tiogen/runtime/internal/latch"
 	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -25,7 +26,7 @@ const DefaultCloseGrace = 2 * time.Second
 
 // conn is one WebTransport session behind the transport.Conn seam. Server
 // and client sessions differ only in how they close and what they do once
-// the session has ended (end).
+// the session has ended (release).
 type conn struct {
 	sess  *wt.Session
 	qconn *quic.Conn
@@ -37,27 +38,26 @@ type conn struct {
 	datagramPrefix int
 	grace          time.Duration
 	clock          clock.Clock
-	// end runs once after the session ended, from settle, to
-	// release the QUIC connection (and, on the server, the session's slot).
-	end func(c *conn)
+	// srv is the listener of a server-side session, nil on a client: it
+	// releases the session's QUIC connection (release), and its Shutdown's
+	// context bounds a close (Close).
+	srv *Server
 
 	// maxDatagram caches MaxDatagramSize (see DatagramLimitRefresh).
 	maxDatagram datagramLimit
-
-	// shutdown, nil on a client, returns the context of the listener's
-	// Shutdown once it began, else nil (see Close).
-	shutdown func() context.Context
 
 	mu           sync.Mutex
 	closing      bool // a local close was started
 	info         transport.CloseInfo
 	stopFallback func() bool
-	// afterDone runs once done is closed (AfterDone); done is closed
-	// under mu, so a function is either in it or started at once.
+	// afterDone runs once done fired (AfterDone); done fires under mu,
+	// so a function is either in it or started at once.
 	afterDone []func()
 
-	done     chan struct{}
-	released chan struct{} // closed once end returned
+	// done and released (once release returned) make their channels only for
+	// a waiter: the engine waits on neither while the session is up.
+	done     latch.Latch
+	released latch.Latch
 
 	// On a client: emitWritten says this side wrote on its emit stream
 	// (its handshake), and probed that a datagram too short to carry an
@@ -70,7 +70,7 @@ type conn struct {
 	probedWait  chan struct{}
 }
 
-func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, end func(*conn)) *conn {
+func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, srv *Server) *conn {
 	if grace <= 0 {
 		grace = DefaultCloseGrace
 	}
@@ -81,9 +81,7 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 		datagramPrefix: 1,
 		grace:          grace,
 		clock:          clock.Or(clk),
-		end:            end,
-		done:           make(chan struct{}),
-		released:       make(chan struct{}),
+		srv:            srv,
 	}
 	c.maxDatagram.clk = c.clock
 	if connect != nil {
@@ -98,7 +96,13 @@ func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace ti
 var (
 	_ transport.Conn         = (*conn)(nil)
 	_ transport.DoneNotifier = (*conn)(nil)
+	_ transport.ContextConn  = (*conn)(nil)
 )
+
+// Context is webtransport-go's context of the session: it ends once the
+// session was closed by either side or its connection was lost, just
+// before settle fires Done.
+func (c *conn) Context() context.Context { return c.sess.Context() }
 
 func (c *conn) Mapping() transport.Mapping { return transport.WebTransport }
 
@@ -121,15 +125,25 @@ func (c *conn) settle() {
 		_ = c.sess.CloseWithError(wt.SessionErrorCode(code), reason)
 	}
 	c.mu.Lock()
-	close(c.done)
+	c.done.Fire()
 	after := c.afterDone
 	c.afterDone = nil
 	c.mu.Unlock()
 	for _, f := range after {
 		go f()
 	}
-	c.end(c)
-	close(c.released)
+	c.release()
+	c.released.Fire()
+}
+
+// release lets go of the QUIC connection once the session ended, once:
+// the listener's (Server.endSession) or, on a client, lingerThenClose.
+func (c *conn) release() {
+	if c.srv != nil {
+		c.srv.endSession(c)
+		return
+	}
+	lingerThenClose(c)
 }
 
 // AfterDone runs f in a goroutine of its own once the session ended: the
@@ -137,14 +151,13 @@ func (c *conn) settle() {
 // while the session is up.
 func (c *conn) AfterDone(f func()) {
 	c.mu.Lock()
-	select {
-	case <-c.done:
+	if c.done.Fired() {
 		c.mu.Unlock()
 		go f()
-	default:
-		c.afterDone = append(c.afterDone, f)
-		c.mu.Unlock()
+		return
 	}
+	c.afterDone = append(c.afterDone, f)
+	c.mu.Unlock()
 }
 
 // remoteCloseInfo reads how a session that this side did not close ended:
@@ -164,14 +177,7 @@ func remoteCloseInfo(sess *wt.Session) transport.CloseInfo {
 }
 
 // isDone reports whether Done is closed.
-func (c *conn) isDone() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
+func (c *conn) isDone() bool { return c.done.Fired() }
 
 // ended reports whether the session is over or this side began closing it.
 func (c *conn) ended() bool {
@@ -231,6 +237,11 @@ func (c *conn) OpenCall(ctx context.Context) (transport.Stream, error) {
 }
 
 func (c *conn) AcceptCall(ctx context.Context) (transport.Stream, error) {
+	if c.connect == nil {
+		// A client's connection grants the server no bidirectional stream
+		// (Dial): there is nothing to accept, now or later.
+		return nil, transport.ErrNoInboundCalls
+	}
 	s, err := c.sess.AcceptStream(ctx)
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
@@ -293,11 +304,9 @@ func (c *conn) datagramLimitOf(tooLarge *quic.DatagramTooLargeError) int {
 func (c *conn) Close(code uint32, reason string) error {
 	reason = wire.CutReason(reason, wire.MaxCloseReason)
 	c.mu.Lock()
-	select {
-	case <-c.done:
+	if c.done.Fired() {
 		c.mu.Unlock()
 		return nil
-	default:
 	}
 	if c.closing {
 		c.mu.Unlock()
@@ -399,17 +408,17 @@ func (c *conn) closeCapsuleFirst(code uint32, reason string) bool {
 }
 
 func (c *conn) shutdownContext() context.Context {
-	if c.shutdown == nil {
+	if c.srv == nil {
 		return nil
 	}
-	return c.shutdown()
+	return c.srv.shutdownContext()
 }
 
-func (c *conn) Done() <-chan struct{} { return c.done }
+func (c *conn) Done() <-chan struct{} { return c.done.Done() }
 
-// Released fires once end returned: on a client after a local close, once
+// Released fires once release returned: on a client after a local close, once
 // the server closed the connection (it read the close) or the grace passed.
-func (c *conn) Released() <-chan struct{} { return c.released }
+func (c *conn) Released() <-chan struct{} { return c.released.Done() }
 
 func (c *conn) CloseInfo() transport.CloseInfo {
 	c.mu.Lock()

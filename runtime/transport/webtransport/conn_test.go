@@ -2,6 +2,7 @@ package webtransport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -80,20 +81,23 @@ func TestSpec3_2_CallStreamRequestResponse(t *testing.T) {
 	if got := readAll(t, call); got != "response" {
 		t.Fatalf("initiator read %q", got)
 	}
+}
 
-	// The server may open calls too.
-	back, err := server.OpenCall(ctx)
-	if err != nil {
-		t.Fatal(err)
+// §3.2: calls are the client's to make. The client's connection grants the
+// server no bidirectional stream: the server's open waits for credit that
+// never comes, and the client has nothing to accept (no goroutine of its
+// engine waits for a call).
+func TestSpec3_2_ClientGrantsTheServerNoCallStream(t *testing.T) {
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	short, cancel := context.WithTimeout(ctx5s(t), 100*time.Millisecond)
+	defer cancel()
+	if st, err := server.OpenCall(short); err == nil {
+		st.Reset(wire.ResetAborted)
+		t.Fatal("the server opened a call stream to the client")
 	}
-	back.Write([]byte("from server"))
-	back.Close()
-	got, err := client.AcceptCall(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := readAll(t, got); s != "from server" {
-		t.Fatalf("client read %q", s)
+	if _, err := client.AcceptCall(ctx5s(t)); !errors.Is(err, transport.ErrNoInboundCalls) {
+		t.Fatalf("client AcceptCall: %v, want ErrNoInboundCalls", err)
 	}
 }
 
@@ -307,8 +311,8 @@ func TestSpec11_LostConnectionOnClient(t *testing.T) {
 	if got := waitDone(t, client); got != (transport.CloseInfo{Lost: true}) {
 		t.Fatalf("client CloseInfo = %+v, want Lost", got)
 	}
-	if _, err := client.AcceptCall(ctx5s(t)); wire.CodeOf(err) != wire.SessionClosed {
-		t.Fatalf("AcceptCall after loss: %v, want WT_SESSION_CLOSED", err)
+	if _, err := client.AcceptEmit(ctx5s(t)); wire.CodeOf(err) != wire.SessionClosed {
+		t.Fatalf("AcceptEmit after loss: %v, want WT_SESSION_CLOSED", err)
 	}
 }
 
@@ -318,7 +322,7 @@ func TestDoneUnblocksPendingCalls(t *testing.T) {
 	client, server := h.pair()
 	ctx := ctx5s(t)
 	errs := make(chan error, 3)
-	go func() { _, err := client.AcceptCall(ctx); errs <- err }()
+	go func() { _, err := server.AcceptCall(ctx); errs <- err }()
 	go func() { _, err := client.AcceptEmit(ctx); errs <- err }()
 	go func() { _, err := client.ReceiveDatagram(ctx); errs <- err }()
 	time.Sleep(50 * time.Millisecond)
@@ -413,7 +417,7 @@ func TestGoroutinesEndAfterClose(t *testing.T) {
 }
 
 func TestStreamErrorMapsOutOfRangeCodes(t *testing.T) {
-	c := &conn{done: make(chan struct{})}
+	c := &conn{}
 	if err := c.streamError(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -400,8 +400,7 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	qc, _ := r.Context().Value(quicConnKey{}).(*quic.Conn)
-	c := newConn(sess, qc, cw.str, s.grace, s.clock, s.endSession)
-	c.shutdown = s.shutdownContext
+	c := newConn(sess, qc, cw.str, s.grace, s.clock, s)
 	go s.door.Serve(c, req, data, authErr)
 }
 
