@@ -619,7 +619,9 @@ export class Session {
   // direction), but a client still answers a call stream the server opens,
   // with the CALL_ERROR that says why (§6.4), rather than leaving it open;
   // past MaxCalls at once it resets the stream WT_TOO_MANY_STREAMS without
-  // reading it (§10.1). As the Go runtime's client does.
+  // reading it (§10.1). As the Go runtime's client does where a transport
+  // delivers such a stream; over WebTransport a Go client grants the server
+  // no bidirectional stream credit at all, which a browser cannot.
 
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
