@@ -8,7 +8,7 @@
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
 import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
-import { StreamResetError, TransportError } from './errors.js';
+import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
 
@@ -159,8 +159,6 @@ class WebSocketConn implements Conn {
   #unread: Uint8Array[] = [];
   #unreadBytes = 0;
   #reader: { resolve(b: Uint8Array | null): void; reject(err: unknown): void } | null = null;
-  #stopped: StreamResetError | null = null;
-  #sendClosed = false;
 
   constructor(sock: WebSocketLike, clock: Clock) {
     this.#sock = sock;
@@ -225,7 +223,7 @@ class WebSocketConn implements Conn {
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (bytes.length === 0 || this.#stopped !== null) return;
+    if (bytes.length === 0) return;
     const reader = this.#reader;
     if (reader !== null) {
       this.#reader = null;
@@ -302,14 +300,14 @@ class WebSocketConn implements Conn {
     if (this.#info !== null) throw this.#endedError();
   }
 
-  async openEmit(): Promise<SendStream> {
+  async openEmit(): Promise<Pick<SendStream, 'write'>> {
     this.#throwIfEnded();
-    return this.#sendStream;
+    return this;
   }
 
-  async acceptEmit(): Promise<ReceiveStream> {
+  async acceptEmit(): Promise<Pick<ReceiveStream, 'read'>> {
     this.#throwIfEnded();
-    return this.#receiveStream;
+    return this;
   }
 
   maxDatagramSize(): number {
@@ -345,50 +343,27 @@ class WebSocketConn implements Conn {
     throw this.#endedError();
   }
 
-  readonly #sendStream: SendStream = {
-    write: async (chunk) => {
-      this.#throwIfEnded();
-      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'emit stream closed');
-      for (let i = 0; i < chunk.length; i += maxSendMessage) {
-        if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
-      }
-      while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
-        await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
-      }
-      this.#throwIfEnded();
-    },
-    // A WebSocket has no half-close: nothing is sent, the session ends with close.
-    close: async () => {
-      this.#sendClosed = true;
-    },
-    // The mapping has no stream reset; the emit stream's faults escalate to the session (§5.5).
-    reset: () => {
-      this.#sendClosed = true;
-    },
-  };
+  /** The socket as this side's emit stream (§3.3): a write longer than one message is sent as several. */
+  async write(chunk: Uint8Array): Promise<void> {
+    this.#throwIfEnded();
+    for (let i = 0; i < chunk.length; i += maxSendMessage) {
+      if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
+    }
+    while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
+      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
+    }
+    this.#throwIfEnded();
+  }
 
-  readonly #receiveStream: ReceiveStream = {
-    read: () => {
-      if (this.#stopped !== null) return Promise.reject(this.#stopped);
-      const next = this.#unread.shift();
-      if (next !== undefined) {
-        this.#unreadBytes -= next.length;
-        return Promise.resolve(next);
-      }
-      if (this.#info !== null) return Promise.reject(this.#endedError());
-      if (this.#reader !== null) return Promise.reject(new Error('one read at a time'));
-      return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
-    },
-    // Later reads fail with the code; the socket is read on, its bytes
-    // dropped, so the peer's close is still seen.
-    stop: (code) => {
-      if (this.#info !== null || this.#stopped !== null) return;
-      this.#stopped = new StreamResetError(code, false);
-      this.#unread = [];
-      this.#unreadBytes = 0;
-      const reader = this.#reader;
-      this.#reader = null;
-      reader?.reject(this.#stopped);
-    },
-  };
+  /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
+  read(): Promise<Uint8Array | null> {
+    const next = this.#unread.shift();
+    if (next !== undefined) {
+      this.#unreadBytes -= next.length;
+      return Promise.resolve(next);
+    }
+    if (this.#info !== null) return Promise.reject(this.#endedError());
+    if (this.#reader !== null) return Promise.reject(new Error('one read at a time'));
+    return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
+  }
 }

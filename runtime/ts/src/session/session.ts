@@ -462,7 +462,7 @@ export class Session {
 
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
-    let rs: ReceiveStream;
+    let rs: Pick<ReceiveStream, 'read'>;
     try {
       rs = await this.#conn.acceptEmit();
     } catch {
