@@ -156,9 +156,10 @@ class WebSocketConn implements Conn {
   #liveness: unknown;
 
   // The peer's emit stream: the bytes of its binary messages, in order.
-  #unread: Uint8Array[] = [];
-  #unreadBytes = 0;
-  #reader: { resolve(b: Uint8Array | null): void; reject(err: unknown): void } | null = null;
+  // The peer's emit stream: the bytes of its binary messages, in order,
+  // queued up to MaxUnreadBytes.
+  #in!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #reader = new ReadableStream<Uint8Array>({ start: (c) => (this.#in = c) }, { highWaterMark: MaxUnreadBytes, size: (b) => b.length }).getReader();
 
   constructor(sock: WebSocketLike, clock: Clock) {
     this.#sock = sock;
@@ -224,15 +225,8 @@ class WebSocketConn implements Conn {
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
     if (bytes.length === 0) return;
-    const reader = this.#reader;
-    if (reader !== null) {
-      this.#reader = null;
-      reader.resolve(bytes);
-      return;
-    }
-    this.#unread.push(bytes);
-    this.#unreadBytes += bytes.length;
-    if (this.#unreadBytes > MaxUnreadBytes) {
+    this.#in.enqueue(bytes);
+    if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
     }
   }
@@ -253,13 +247,8 @@ class WebSocketConn implements Conn {
     this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
-    if (!info.remote && !info.lost) {
-      this.#unread = [];
-      this.#unreadBytes = 0;
-    }
-    const reader = this.#reader;
-    this.#reader = null;
-    reader?.reject(this.#endedError());
+    if (!info.remote && !info.lost) this.#in.error(this.#endedError());
+    else this.#in.close();
     this.#resolveClosed(info);
     return true;
   }
@@ -356,14 +345,9 @@ class WebSocketConn implements Conn {
   }
 
   /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
-  read(): Promise<Uint8Array | null> {
-    const next = this.#unread.shift();
-    if (next !== undefined) {
-      this.#unreadBytes -= next.length;
-      return Promise.resolve(next);
-    }
-    if (this.#info !== null) return Promise.reject(this.#endedError());
-    if (this.#reader !== null) return Promise.reject(new Error('one read at a time'));
-    return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
+  async read(): Promise<Uint8Array | null> {
+    const next = await this.#reader.read();
+    if (next.done) throw this.#endedError();
+    return next.value;
   }
 }
