@@ -10,7 +10,7 @@ import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, M
 import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
-import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
+import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
 
 /** §3.3: an empty binary message is sent once this long has passed with nothing sent. */
 export const KeepaliveIntervalMs = 15000;
@@ -34,10 +34,6 @@ export const MaxUnreadBytes = 16 << 20;
 /** How long a failed write waits for the socket's close to say why (§4) before the session is lost. */
 export const CloseGraceMs = 1000;
 
-// The largest message this side sends: one maximum-size frame. A longer
-// write is sent as several messages, which §3.3 allows since message
-// boundaries carry no meaning; the Go peer accepts 2 MiB per message.
-const maxSendMessage = 12 + (1 << 20);
 // A write resolves once the socket's own buffer is below this, so the
 // engine's bounded emit queue (§9) sees a slow peer instead of the socket
 // buffering without bound.
@@ -289,14 +285,14 @@ class WebSocketConn implements Conn {
     if (this.#info !== null) throw this.#endedError();
   }
 
-  async openEmit(): Promise<Pick<SendStream, 'write'>> {
+  /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
+  async openEmit(): Promise<this> {
     this.#throwIfEnded();
     return this;
   }
 
-  async acceptEmit(): Promise<Pick<ReceiveStream, 'read'>> {
-    this.#throwIfEnded();
-    return this;
+  acceptEmit(): Promise<this> {
+    return this.openEmit();
   }
 
   maxDatagramSize(): number {
@@ -332,12 +328,14 @@ class WebSocketConn implements Conn {
     throw this.#endedError();
   }
 
-  /** The socket as this side's emit stream (§3.3): a write longer than one message is sent as several. */
+  /**
+   * The socket as this side's emit stream (§3.3): each write one binary
+   * message. The engine writes at most 64 KiB of frames, or one frame alone,
+   * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
+   */
   async write(chunk: Uint8Array): Promise<void> {
     this.#throwIfEnded();
-    for (let i = 0; i < chunk.length; i += maxSendMessage) {
-      if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
-    }
+    if (!this.#sendMessage(chunk)) return this.#writeFailed();
     while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
       await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
     }
