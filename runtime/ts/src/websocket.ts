@@ -171,12 +171,9 @@ class WebSocketConn implements Conn {
   // A browser follows an error with a close event, which says how the
   // session ended; Node 20's WebSocket fails an opening handshake with an
   // error alone. So an error fails an opening at once, and ends an open
-  // session as lost unless its close arrives within CloseGraceMs.
+  // session as #failed does.
   #onError(): void {
-    if (this.#opened('socket error') || this.#info !== null) return;
-    void settlesWithin(this.closed, CloseGraceMs, this.#clock).then((ended) => {
-      if (!ended) this.#lose();
-    });
+    if (!this.#opened('socket error')) this.#failed().catch(() => {});
   }
 
   #onOpen(): void {
@@ -191,11 +188,6 @@ class WebSocketConn implements Conn {
     this.opening = null;
     opening?.(outcome);
     return opening !== null;
-  }
-
-  /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
-  #lose(): void {
-    if (this.#end(lost)) closeSocket(this.#sock);
   }
 
   /** Ends a socket whose opening handshake was given up on. */
@@ -318,13 +310,12 @@ class WebSocketConn implements Conn {
     }
   }
 
-  // A write that failed on a socket that is no longer open: its close event
-  // may still be on its way and say why (a refusal, §4). Only if none comes
-  // within CloseGraceMs is the session lost here.
-  async #writeFailed(): Promise<never> {
-    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) {
-      this.#lose();
-    }
+  // A write failed, or the socket reported an error: its close event may
+  // still be on its way and say why (a refusal, §4). Only if none comes
+  // within CloseGraceMs is the session lost (§11: no code) here, and the
+  // socket let go. Throws how the session ended.
+  async #failed(): Promise<never> {
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock)) && this.#end(lost)) closeSocket(this.#sock);
     throw this.#endedError();
   }
 
@@ -335,7 +326,7 @@ class WebSocketConn implements Conn {
    */
   async write(chunk: Uint8Array): Promise<void> {
     this.#throwIfEnded();
-    if (!this.#sendMessage(chunk)) return this.#writeFailed();
+    if (!this.#sendMessage(chunk)) return this.#failed();
     while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
       await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
     }
