@@ -190,11 +190,14 @@ class WebSocketConn implements Conn {
     return opening !== null;
   }
 
-  /** Ends a socket whose opening handshake was given up on. */
+  /**
+   * Ends the session as lost (§11: no code) and lets the socket go: one
+   * whose opening handshake was given up on, or one that said nothing of
+   * how it ended.
+   */
   abandon(): void {
     this.opening = null;
-    this.#info = lost;
-    closeSocket(this.#sock);
+    if (this.#end(lost)) closeSocket(this.#sock);
   }
 
   #onMessage(data: unknown): void {
@@ -315,7 +318,7 @@ class WebSocketConn implements Conn {
   // within CloseGraceMs is the session lost (§11: no code) here, and the
   // socket let go. Throws how the session ended.
   async #failed(): Promise<never> {
-    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock)) && this.#end(lost)) closeSocket(this.#sock);
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
     throw this.#endedError();
   }
 
