@@ -6,7 +6,7 @@
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError } from './connector.js';
-import { protocolError, RefusedError, TransportError } from './errors.js';
+import { protocolError, type RefusedError, TransportError } from './errors.js';
 import { Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
@@ -119,7 +119,7 @@ export class Client {
     const run = new Run();
     this.#run = run;
     this.#update({ status: 'connecting', lastError: null, refused: null });
-    void this.#loop(run);
+    run.done = this.#loop(run);
     return run.firstSession;
   }
 
@@ -260,7 +260,8 @@ export class Client {
         err = asTransportError(e);
       }
       if (run.stopped || this.#run !== run) break;
-      const refused = err instanceof RefusedError ? { reason: err.reason } : err.code === 'WT_UNAUTHORIZED' ? { reason: '' } : null;
+      // A RefusedError has its reason; a WT_UNAUTHORIZED of another kind has none.
+      const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
       const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
@@ -336,14 +337,13 @@ class Run {
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
   readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
-  readonly done: Promise<void>;
-  #resolveDone!: () => void;
+  /** The client's loop of this run; resolves once it ended. */
+  done: Promise<void> | undefined;
   #wake: (() => void) | undefined;
 
   constructor() {
     // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
     this.firstSession.catch(() => {});
-    this.done = new Promise<void>((r) => (this.#resolveDone = r));
   }
 
   /** Hands the session established, or undefined and the error, to everything waiting. */
@@ -394,6 +394,5 @@ class Run {
 
   finish(): void {
     this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
-    this.#resolveDone();
   }
 }
