@@ -272,10 +272,9 @@ export class Session {
     }, HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
-    if (this.mapping === 'webtransport') {
-      if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
-      if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
-    }
+    // The WebSocket mapping has neither (§3.3).
+    if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
+    if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
   }
 
   /** Whether the session has ended. */
@@ -769,7 +768,7 @@ export class Session {
   /** Opens a call stream and writes the request; fin finishes the send side after it (returns, §6.2). */
   async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
     const openCall = this.#conn.openCall;
-    if (this.mapping === 'websocket' || openCall === undefined) {
+    if (openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeValue(ev, value) as Uint8Array;
