@@ -40,8 +40,8 @@ export function closeError(info: CloseInfo): TransportError {
 }
 
 /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
-export function closedBy(cause: TransportError | undefined): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'closing'), { cause });
+export function closedBy(cause: TransportError): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + cause.message, { cause });
 }
 
 /**

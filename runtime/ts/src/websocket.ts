@@ -246,7 +246,8 @@ class WebSocketConn implements Conn {
 
   /** The error of an operation once the session ended. */
   #endedError(): TransportError {
-    return closedBy(this.#info === null ? undefined : closeError(this.#info));
+    // Called once the session ended: #info is set.
+    return closedBy(closeError(this.#info!));
   }
 
   // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once

@@ -199,7 +199,8 @@ class WebTransportConn implements Conn {
   }
 
   #endedError(): TransportError {
-    return closedBy(this.#info === null ? undefined : closeError(this.#info));
+    // Called once the session ended: #info is set.
+    return closedBy(closeError(this.#info!));
   }
 
   /**

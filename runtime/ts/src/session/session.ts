@@ -324,7 +324,8 @@ export class Session {
 
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
-    return closedBy(this.#endError);
+    // Called once the session ended: #endError is set.
+    return closedBy(this.#endError!);
   }
 
   // ---- sending --------------------------------------------------------
