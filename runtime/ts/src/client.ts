@@ -259,7 +259,8 @@ export class Client {
       } catch (e) {
         err = asTransportError(e);
       }
-      if (run.stopped || this.#run !== run) break;
+      // A run another replaced was stopped first (connect() starts one only then).
+      if (run.stopped) break;
       // A RefusedError has its reason; a WT_UNAUTHORIZED of another kind has none.
       const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
@@ -272,11 +273,12 @@ export class Client {
       this.#update({ status: 'connecting' });
       if (!(await run.sleep(this.#clock, wait))) break;
     }
+    // Whatever waited for a session has its answer by now: a session, the
+    // failure that ended the run, or the stop.
     if (this.#run === run) {
       this.#run = undefined;
       this.#update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
     }
-    run.finish();
   }
 
   /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
@@ -390,9 +392,5 @@ class Run {
         resolve(false);
       };
     });
-  }
-
-  finish(): void {
-    this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
   }
 }
