@@ -873,8 +873,9 @@ class CallGuard {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
     let err: TransportError;
+    // An abort settled the call already: its listener, or check() for a
+    // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
-    else if (this.#signal?.aborted === true) err = this.#abortedError();
     else if (e instanceof StreamResetError && e.code === 9) {
       err = new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`);
     } else if (e instanceof StreamResetError) {
@@ -893,7 +894,7 @@ class CallGuard {
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
   async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
-    if (this.#settled === undefined && !(e instanceof StreamResetError) && !this.#session.isEnded && this.#signal?.aborted !== true) await this.#session.endGrace();
+    if (this.#settled === undefined && !(e instanceof StreamResetError)) await this.#session.endGrace();
     return this.failed(st, e);
   }
 
