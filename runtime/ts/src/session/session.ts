@@ -884,7 +884,7 @@ class CallGuard {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
-    if (st !== undefined && !this.#session.isEnded) abandon(st);
+    if (st !== undefined) abandon(st);
     return err;
   }
 
