@@ -7,7 +7,7 @@ import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
-import { Session, type Handler, type Stats } from './session/session.js';
+import { reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
@@ -232,7 +232,16 @@ export class Client {
     if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze([...next.rooms]);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
-    for (const l of [...this.#listeners]) l();
+    // The listeners are the application's code: one that throws is reported
+    // as an uncaught error would be, and neither stops the others nor is
+    // taken for the peer's fault by the loop that read the frame.
+    for (const l of [...this.#listeners]) {
+      try {
+        l();
+      } catch (e) {
+        reportError(e);
+      }
+    }
   }
 
   /** Dials sessions until stopped: every reconnect is a new session with the same handlers (§11). */

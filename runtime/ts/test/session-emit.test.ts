@@ -336,3 +336,26 @@ test('§6.5 a subscribe listener that throws is reported as uncaught; the sessio
     await h.client.close();
   }
 });
+
+test('§11 a subscribe listener that throws on a status change stops neither the other listeners nor the client: close() resolves', async () => {
+  const h = await connected();
+  const reported: unknown[] = [];
+  const g = globalThis as { reportError?: ((e: unknown) => void) | undefined };
+  const saved = g.reportError;
+  g.reportError = (e) => reported.push(e);
+  try {
+    const seen: string[] = [];
+    h.client.subscribe(() => {
+      throw new Error('the listener failed');
+    });
+    h.client.subscribe(() => seen.push(h.client.getSnapshot().status));
+    await h.client.close();
+    // closing, the session's end (its transport cleared), closed: each change reaches both listeners.
+    assert.deepEqual(seen, ['closing', 'closing', 'closed']);
+    assert.equal(reported.length, 3);
+    assert.match((reported[0] as Error).message, /the listener failed/);
+  } finally {
+    if (saved === undefined) delete g.reportError;
+    else g.reportError = saved;
+  }
+});

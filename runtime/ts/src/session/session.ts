@@ -102,7 +102,7 @@ export interface SessionOptions {
   readonly clock: Clock;
   /** The handlers by event name; shared by every session of a client, so a reconnect keeps them. */
   readonly handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  /** Called whenever the rooms view or the session's state changed. */
+  /** Called whenever the rooms view or the session's state changed; it must not throw, or the loop that read the frame takes it for the peer's fault. */
   readonly onChange?: () => void;
 }
 
@@ -195,7 +195,7 @@ export class Session {
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  readonly #onChange: () => void;
+  readonly #onChange: (() => void) | undefined;
 
   #hsState: HandshakeState = 'pending';
   #hsTimer: unknown;
@@ -232,17 +232,7 @@ export class Session {
     this.#contract = contract;
     this.#clock = opts.clock;
     this.#handlers = opts.handlers;
-    // The client's listeners are the application's code: one that throws is
-    // reported as an uncaught error would be, never taken for the peer's
-    // fault by the loop that read the frame.
-    const onChange = opts.onChange;
-    this.#onChange = () => {
-      try {
-        onChange?.();
-      } catch (e) {
-        reportError(e);
-      }
-    };
+    this.#onChange = opts.onChange;
     this.#ring = new DatagramRing(this.#clock);
     this.#gate = new SequenceGate(this.#clock);
     this.established = new Promise<void>((resolve, reject) => {
@@ -318,7 +308,7 @@ export class Session {
     this.#wakeWriter?.();
     for (const l of [...this.#endListeners]) l();
     this.#endListeners.clear();
-    this.#onChange();
+    this.#onChange?.();
     return err;
   }
 
@@ -513,7 +503,7 @@ export class Session {
     this.#hsState = 'accepted';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
-    this.#onChange();
+    this.#onChange?.();
   }
 
   /** Handles one frame of the server's emit stream after the handshake; throws the peer's fault. */
@@ -533,7 +523,7 @@ export class Session {
       const before = this.#roomSet.size;
       if (t === FrameJoin) this.#roomSet.add(room);
       else this.#roomSet.delete(room);
-      if (this.#roomSet.size !== before) this.#onChange();
+      if (this.#roomSet.size !== before) this.#onChange?.();
     } else if (t === FrameDatagram && this.mapping === 'websocket') {
       this.#receiveDatagram(f.payload);
     } else {
@@ -990,7 +980,8 @@ function protocolFault(reason: string): never {
   throw protocolError(reason);
 }
 
-function reportError(e: unknown): void {
+/** Reports the application's own failure (a handler's, a listener's) as an uncaught error would be, without stopping what called it. */
+export function reportError(e: unknown): void {
   const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
   if (typeof report === 'function') report(e);
   else
