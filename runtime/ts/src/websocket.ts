@@ -151,9 +151,9 @@ class WebSocketConn implements Conn {
   #lastRecv = 0;
   #liveness: unknown;
 
-  // The peer's emit stream: the bytes of its binary messages, in order.
   // The peer's emit stream: the bytes of its binary messages, in order,
-  // queued up to MaxUnreadBytes.
+  // queued up to MaxUnreadBytes. The stream's start sets #in as #reader is
+  // initialized, so #in is declared first (a later declaration would reset it).
   #in!: ReadableStreamDefaultController<Uint8Array>;
   readonly #reader = new ReadableStream<Uint8Array>({ start: (c) => (this.#in = c) }, { highWaterMark: MaxUnreadBytes, size: (b) => b.length }).getReader();
 
