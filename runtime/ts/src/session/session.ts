@@ -293,9 +293,8 @@ export class Session {
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
-  #protocolError(err: unknown): void {
-    const own = err instanceof TransportError;
-    this.close((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
+  #protocolError(err: TransportError): void {
+    this.close((SessionCode as Record<string, number>)[err.code] ?? CloseProtocolError, err.message);
   }
 
   #end(info: CloseInfo): TransportError {
@@ -487,7 +486,9 @@ export class Session {
         }
       }
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
+      // What a frame's handling throws is the peer's fault (a read failing
+      // returned above); an error of this runtime's own would close alike.
+      if (!this.isEnded) this.#protocolError(e as TransportError);
     }
   }
 
