@@ -435,7 +435,8 @@ export class Session {
         if (off > 0) await st.write(batch.slice(0, off));
       }
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) {
+      // A write failing WT_SESSION_CLOSED is the transport saying the session is over.
+      if (!this.isEnded && !(e instanceof TransportError && e.code === 'WT_SESSION_CLOSED')) {
         this.close(
           CloseProtocolError,
           e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
@@ -580,7 +581,8 @@ export class Session {
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
     } catch (e) {
-      if (e instanceof TransportError && !this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
+      // The peer's fault: receive() itself gives null at the end, never an error.
+      if (!this.isEnded) this.#protocolError(e as TransportError);
     }
   }
 
@@ -969,11 +971,6 @@ function remoteCallError(payload: Uint8Array): TransportError {
     return e as TransportError;
   }
   return new TransportError(ce.code as CodeName, ce.message);
-}
-
-/** Whether an error is the transport saying the session is over. */
-function isSessionEnd(e: unknown): boolean {
-  return e instanceof TransportError && e.code === 'WT_SESSION_CLOSED';
 }
 
 /** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
