@@ -435,8 +435,9 @@ export class Session {
         if (off > 0) await st.write(batch.slice(0, off));
       }
     } catch (e) {
-      // A write failing WT_SESSION_CLOSED is the transport saying the session is over.
-      if (!this.isEnded && !(e instanceof TransportError && e.code === 'WT_SESSION_CLOSED')) {
+      // A write failing because the session ended fails once the Conn
+      // recorded the end, so this close then does nothing (the first close wins).
+      if (!this.isEnded) {
         this.close(
           CloseProtocolError,
           e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
