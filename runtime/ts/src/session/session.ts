@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream } from '../transport.js';
+import type { CallStream, Clock, CloseInfo, Conn, Mapping } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -453,29 +453,13 @@ export class Session {
 
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
-    let rs: Pick<ReceiveStream, 'read'>;
-    try {
-      rs = await this.#conn.acceptEmit();
-    } catch {
-      return; // the session ended; a peer that never opens it meets the deadline
-    }
     const dec = new FrameDecoder();
     let first = true;
     try {
-      for (;;) {
-        let chunk: Uint8Array | null;
-        try {
-          chunk = await rs.read();
-        } catch (e) {
-          if (e instanceof StreamResetError) protocolFault(`peer's emit stream reset, code ${e.code ?? '?'}`);
-          return; // the session ended
-        }
+      // A peer that never opens its emit stream meets the handshake deadline.
+      const rs = await this.#conn.acceptEmit();
+      for (let chunk; (chunk = await rs.read()) !== null; ) {
         if (this.isEnded) return;
-        if (chunk === null) {
-          // The peer finished its emit stream: its close (or loss) follows.
-          if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
-          return;
-        }
         dec.push(chunk);
         for (let f = dec.next(); f !== undefined; f = dec.next()) {
           if (first) {
@@ -487,10 +471,15 @@ export class Session {
           }
         }
       }
+      // The peer finished its emit stream: its close (or loss) follows.
+      if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
     } catch (e) {
-      // What a frame's handling throws is the peer's fault (a read failing
-      // returned above); an error of this runtime's own would close alike.
-      if (!this.isEnded) this.#protocolError(e as TransportError);
+      // The peer's fault, thrown where it was found, or its reset of the
+      // stream. A Conn fails for the session's end only once it recorded
+      // it, so a close for that does nothing (the first close wins).
+      if (!this.isEnded) {
+        this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
+      }
     }
   }
 
