@@ -133,12 +133,12 @@ export class Client {
     const run = this.#run;
     if (run === undefined) return;
     run.stop(n, reason);
-    if (this.#session !== undefined && !this.#session.isEnded) {
+    const s = this.#session;
+    if (s !== undefined && !s.isEnded) {
       this.#update({ status: 'closing' });
-      const s = this.#session;
       s.close(n, reason);
-      await s.ended;
     }
+    // The run's loop ends after its session did.
     await run.done;
   }
 
