@@ -69,7 +69,8 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   }
   if (ctx.signal.aborted) throw abandoned();
   const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
-  if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = [...options.serverCertificateHashes];
+  // The browser reads the hashes as it constructs the session: no copy.
+  if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
   let transport: WebTransport;
   try {
     transport = new WT(url, init);
