@@ -13,6 +13,7 @@ import {
   IdleTimeoutMs,
   KeepaliveIntervalMs,
   MaxMessageSize,
+  MaxUnreadBytes,
   type WebSocketConstructor,
 } from '../src/websocket.js';
 import { context, FakeWebSocket, ManualClock, message, settle } from './connector-fakes.js';
@@ -170,6 +171,25 @@ test('a message over the size limit closes the session WT_PROTOCOL_ERROR', async
   sock.serverSend(new ArrayBuffer(MaxMessageSize + 1));
   assert.equal((await conn.closed).code, 1004);
   assert.equal(sock.closes[0]!.code, 4004);
+});
+
+test('§9 bytes not yet read are held up to MaxUnreadBytes, in order; one byte more closes the session WT_PEER_TOO_SLOW (4003)', async () => {
+  const { conn, sock } = await open();
+  const recv = await conn.acceptEmit();
+  const held = MaxUnreadBytes / MaxMessageSize;
+  for (let i = 0; i < held; i++) sock.serverSend(new Uint8Array(MaxMessageSize).fill(i).buffer);
+  await settle();
+  assert.equal(sock.closes.length, 0, 'exactly MaxUnreadBytes is held');
+  assert.equal(((await recv.read()) as Uint8Array)[0], 0);
+  assert.equal(((await recv.read()) as Uint8Array)[0], 1);
+  // Two read: two more fit, then one byte is over.
+  sock.serverSend(new Uint8Array(MaxMessageSize).buffer);
+  sock.serverSend(new Uint8Array(MaxMessageSize).buffer);
+  await settle();
+  assert.equal(sock.closes.length, 0);
+  sock.serverSend(new ArrayBuffer(1));
+  assert.equal((await conn.closed).code, 1003);
+  assert.equal(sock.closes[0]!.code, 4003);
 });
 
 test('§3.3 keepalive: an empty binary message once 15000 ms passed with nothing sent, and not before', async () => {
