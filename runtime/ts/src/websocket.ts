@@ -7,7 +7,7 @@
 // runtime's transport/websocket.
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeUrl, outcomeWithin, settlesWithin } from './connector.js';
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
@@ -108,8 +108,8 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  // 'open', or why the socket failed, or openWithin's 'timeout' or 'aborted'.
-  const outcome = await openWithin<string>(ctx, timeoutMs, (done) => (conn.opening = done));
+  // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
+  const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
   if (outcome === 'open') return { conn, fallbackReason: null };
   conn.abandon();
   if (outcome === 'aborted') throw abandoned();
