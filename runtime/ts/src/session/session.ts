@@ -721,7 +721,7 @@ export class Session {
       const dec = new FrameDecoder();
       let consumed = 0;
       for (;;) {
-        const chunk = await guard.read(st);
+        const chunk = await guard.op(st, st.read());
         if (chunk === null) {
           if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
           finished = true;
@@ -760,12 +760,7 @@ export class Session {
     guard.check();
     // A call made before the server's handshake arrived waits for it.
     await guard.race(this.established);
-    let st: CallStream;
-    try {
-      st = await guard.race(openCall());
-    } catch (e) {
-      throw await guard.failedAsync(undefined, e);
-    }
+    const st = await guard.op(undefined, openCall());
     guard.stream = st;
     // Neither the write nor the FIN is awaited: the response is read at
     // once (a browser may resolve close() only once the FIN is acknowledged,
@@ -834,9 +829,10 @@ class CallGuard {
     return Promise.race([p, this.#interrupted]);
   }
 
-  async read(st: CallStream): Promise<Uint8Array | null> {
+  /** What a transport operation on the call (on st, once open) gives, raced as race does; its failure named by failedAsync. */
+  async op<T>(st: CallStream | undefined, p: Promise<T>): Promise<T> {
     try {
-      return await this.race(st.read());
+      return await this.race(p);
     } catch (e) {
       throw await this.failedAsync(st, e);
     }
