@@ -160,7 +160,8 @@ export class Client {
   on(name: string, handler: Handler): () => void {
     const ev = this.#contract.byName.get(name);
     if (ev === undefined) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
-    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
+    // Only an emit is sent by the server (a call never is).
+    if (!ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
     const set = this.#handlers.get(name) ?? new Set<Handler>();
     this.#handlers.set(name, set);
     // A wrapper per subscription, so one handler subscribed twice is two subscriptions.
