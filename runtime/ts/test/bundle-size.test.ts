@@ -48,11 +48,12 @@ const BundleTargetBytes = 10_240;
  * reported by the client (−85 B): 12,950 B; the read loop in one try and
  * its faults closed by their own code, the connectors' deadline waits and
  * the call guard's transport operations each through one helper, and
- * smaller steps (−94 B): 12,856 B (docs/performance.md lists each).
+ * smaller steps (−94 B): 12,856 B; on() asking sentByServer alone (−2 B):
+ * 12,854 B (docs/performance.md lists each).
  * The 10,240 B target is not yet met. This budget only goes down: lower it whenever the bundle
  * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 12_856;
+const BundleBudgetBytes = 12_854;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
