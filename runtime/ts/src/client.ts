@@ -6,8 +6,8 @@
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError } from './connector.js';
-import { protocolError, RefusedError, TransportError } from './errors.js';
-import { Session, type Handler, type Stats } from './session/session.js';
+import { protocolError, type RefusedError, TransportError } from './errors.js';
+import { reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
@@ -119,7 +119,7 @@ export class Client {
     const run = new Run();
     this.#run = run;
     this.#update({ status: 'connecting', lastError: null, refused: null });
-    void this.#loop(run);
+    run.done = this.#loop(run);
     return run.firstSession;
   }
 
@@ -133,12 +133,12 @@ export class Client {
     const run = this.#run;
     if (run === undefined) return;
     run.stop(n, reason);
-    if (this.#session !== undefined && !this.#session.isEnded) {
+    const s = this.#session;
+    if (s !== undefined && !s.isEnded) {
       this.#update({ status: 'closing' });
-      const s = this.#session;
       s.close(n, reason);
-      await s.ended;
     }
+    // The run's loop ends after its session did.
     await run.done;
   }
 
@@ -160,7 +160,8 @@ export class Client {
   on(name: string, handler: Handler): () => void {
     const ev = this.#contract.byName.get(name);
     if (ev === undefined) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
-    if (ev.shape !== 'emit' || !ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
+    // Only an emit is sent by the server (a call never is).
+    if (!ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
     const set = this.#handlers.get(name) ?? new Set<Handler>();
     this.#handlers.set(name, set);
     // A wrapper per subscription, so one handler subscribed twice is two subscriptions.
@@ -232,7 +233,16 @@ export class Client {
     if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze([...next.rooms]);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
-    for (const l of [...this.#listeners]) l();
+    // The listeners are the application's code: one that throws is reported
+    // as an uncaught error would be, and neither stops the others nor is
+    // taken for the peer's fault by the loop that read the frame.
+    for (const l of [...this.#listeners]) {
+      try {
+        l();
+      } catch (e) {
+        reportError(e);
+      }
+    }
   }
 
   /** Dials sessions until stopped: every reconnect is a new session with the same handlers (§11). */
@@ -259,8 +269,10 @@ export class Client {
       } catch (e) {
         err = asTransportError(e);
       }
-      if (run.stopped || this.#run !== run) break;
-      const refused = err instanceof RefusedError ? { reason: err.reason } : err.code === 'WT_UNAUTHORIZED' ? { reason: '' } : null;
+      // A run another replaced was stopped first (connect() starts one only then).
+      if (run.stopped) break;
+      // A RefusedError has its reason; a WT_UNAUTHORIZED of another kind has none.
+      const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
       const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
@@ -271,11 +283,12 @@ export class Client {
       this.#update({ status: 'connecting' });
       if (!(await run.sleep(this.#clock, wait))) break;
     }
+    // Whatever waited for a session has its answer by now: a session, the
+    // failure that ended the run, or the stop.
     if (this.#run === run) {
       this.#run = undefined;
       this.#update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
     }
-    run.finish();
   }
 
   /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
@@ -336,14 +349,13 @@ class Run {
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
   readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
-  readonly done: Promise<void>;
-  #resolveDone!: () => void;
+  /** The client's loop of this run; resolves once it ended. */
+  done: Promise<void> | undefined;
   #wake: (() => void) | undefined;
 
   constructor() {
     // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
     this.firstSession.catch(() => {});
-    this.done = new Promise<void>((r) => (this.#resolveDone = r));
   }
 
   /** Hands the session established, or undefined and the error, to everything waiting. */
@@ -390,10 +402,5 @@ class Run {
         resolve(false);
       };
     });
-  }
-
-  finish(): void {
-    this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
-    this.#resolveDone();
   }
 }

@@ -40,8 +40,28 @@ export function closeError(info: CloseInfo): TransportError {
 }
 
 /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
-export function closedBy(cause: TransportError | undefined): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + (cause?.message ?? 'closing'), { cause });
+export function closedBy(cause: TransportError): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + cause.message, { cause });
+}
+
+/**
+ * What outcome resolves with, or 'timeout' once ms passed on clock, or
+ * 'aborted' once signal aborts, whichever comes first. The timer and the
+ * listener are gone once it settles.
+ */
+export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promise<T>, signal?: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
+  let timer: unknown;
+  let onAbort: (() => void) | undefined;
+  const first = await Promise.race([
+    outcome,
+    new Promise<'timeout' | 'aborted'>((resolve) => {
+      timer = clock.setTimeout(() => resolve('timeout'), ms);
+      signal?.addEventListener('abort', (onAbort = () => resolve('aborted')));
+    }),
+  ]);
+  clock.clearTimeout(timer);
+  signal?.removeEventListener('abort', onAbort!);
+  return first;
 }
 
 /**
@@ -49,34 +69,16 @@ export function closedBy(cause: TransportError | undefined): TransportError {
  * settled first, or what other resolved with if it came first.
  */
 export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = new Promise<never>(() => {})): Promise<boolean | T> {
-  let timer: unknown;
-  const settled = await Promise.race([
-    p.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<false>((resolve) => (timer = clock.setTimeout(() => resolve(false), ms))),
-    other,
-  ]);
-  clock.clearTimeout(timer);
-  return settled;
-}
-
-/**
- * Races an opening against the deadline and the client giving up: what
- * start reports through done, or 'timeout' after ms, or 'aborted' once
- * ctx.signal aborts. The timer and the listener are gone once it settles.
- */
-export function openWithin<T>(ctx: ConnectContext, ms: number, start: (done: (outcome: T) => void) => void): Promise<T | 'timeout' | 'aborted'> {
-  return new Promise((resolve) => {
-    const timer = ctx.clock.setTimeout(() => done('timeout'), ms);
-    const onAbort = (): void => done('aborted');
-    ctx.signal.addEventListener('abort', onAbort);
-    function done(outcome: T | 'timeout' | 'aborted'): void {
-      ctx.clock.clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      resolve(outcome);
-    }
-    start(done);
-  });
+  const first = await outcomeWithin(
+    clock,
+    ms,
+    Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      other,
+    ]),
+  );
+  return first !== 'timeout' && (first as boolean | T);
 }

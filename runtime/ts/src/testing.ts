@@ -281,8 +281,14 @@ class Inbox<T> {
   }
 }
 
+/** An end of an in-memory pair: a Conn whose emit streams can also be finished, reset and stopped, as a scripted peer does. */
+export interface MemoryConn extends Conn {
+  openEmit(): Promise<SendStream>;
+  acceptEmit(): Promise<ReceiveStream>;
+}
+
 /** The server's end of an in-memory pair: a Conn plus the calls the client opens. */
-export interface ServerConn extends Conn {
+export interface ServerConn extends MemoryConn {
   /** The next call stream the client opened, or null once the session ended. */
   acceptCall(): Promise<MemoryCallStream | null>;
 }
@@ -304,7 +310,7 @@ export interface MemoryPairOptions {
  */
 export class MemoryPair {
   readonly mapping: Mapping;
-  readonly client: Conn;
+  readonly client: MemoryConn;
   readonly server: ServerConn;
   /** What both ends report as their maximum datagram size (§7.4); change it at any time. */
   maxDatagramSize: number;
@@ -376,7 +382,7 @@ export class MemoryPair {
     this.resolveServer(server);
   }
 
-  private end(side: 'client' | 'server'): Conn | ServerConn {
+  private end(side: 'client' | 'server'): MemoryConn | ServerConn {
     const peer = side === 'client' ? 'server' : 'client';
     const conn: {
       -readonly [K in keyof ServerConn]?: ServerConn[K];

@@ -59,10 +59,17 @@ export interface DatagramQueue {
 /** One established session as a connector carries it. */
 export interface Conn {
   readonly mapping: Mapping;
-  /** Opens this side's emit stream (§3.1); the engine calls it once and writes the handshake as frame 0. */
-  openEmit(): Promise<SendStream>;
-  /** The peer's emit stream; the engine calls it once. The handshake deadline covers a peer that never opens it. */
-  acceptEmit(): Promise<ReceiveStream>;
+  /**
+   * Opens this side's emit stream (§3.1); the engine calls it once and writes
+   * the handshake as frame 0. It only writes: the stream lasts as long as
+   * the session, whose close ends it.
+   */
+  openEmit(): Promise<Pick<SendStream, 'write'>>;
+  /**
+   * The peer's emit stream; the engine calls it once, and only reads it. The
+   * handshake deadline covers a peer that never opens it.
+   */
+  acceptEmit(): Promise<Pick<ReceiveStream, 'read'>>;
   /** Opens a call stream (§3.2). Absent on a mapping without bidirectional streams (§3.3). */
   readonly openCall?: () => Promise<CallStream>;
   /**

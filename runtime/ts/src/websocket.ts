@@ -7,10 +7,10 @@
 // runtime's transport/websocket.
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, closeError, closedBy, describeUrl, openWithin, settlesWithin } from './connector.js';
-import { StreamResetError, TransportError } from './errors.js';
+import { abandoned, closeError, closedBy, describeUrl, outcomeWithin, settlesWithin } from './connector.js';
+import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
-import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened, ReceiveStream, SendStream } from './transport.js';
+import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
 
 /** §3.3: an empty binary message is sent once this long has passed with nothing sent. */
 export const KeepaliveIntervalMs = 15000;
@@ -34,10 +34,6 @@ export const MaxUnreadBytes = 16 << 20;
 /** How long a failed write waits for the socket's close to say why (§4) before the session is lost. */
 export const CloseGraceMs = 1000;
 
-// The largest message this side sends: one maximum-size frame. A longer
-// write is sent as several messages, which §3.3 allows since message
-// boundaries carry no meaning; the Go peer accepts 2 MiB per message.
-const maxSendMessage = 12 + (1 << 20);
 // A write resolves once the socket's own buffer is below this, so the
 // engine's bounded emit queue (§9) sees a slow peer instead of the socket
 // buffering without bound.
@@ -112,8 +108,8 @@ async function openWebSocket(url: string, options: WebSocketOptions, ctx: Connec
   }
   const conn = new WebSocketConn(sock, ctx.clock);
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  // 'open', or why the socket failed, or openWithin's 'timeout' or 'aborted'.
-  const outcome = await openWithin<string>(ctx, timeoutMs, (done) => (conn.opening = done));
+  // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
+  const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
   if (outcome === 'open') return { conn, fallbackReason: null };
   conn.abandon();
   if (outcome === 'aborted') throw abandoned();
@@ -155,12 +151,11 @@ class WebSocketConn implements Conn {
   #lastRecv = 0;
   #liveness: unknown;
 
-  // The peer's emit stream: the bytes of its binary messages, in order.
-  #unread: Uint8Array[] = [];
-  #unreadBytes = 0;
-  #reader: { resolve(b: Uint8Array | null): void; reject(err: unknown): void } | null = null;
-  #stopped: StreamResetError | null = null;
-  #sendClosed = false;
+  // The peer's emit stream: the bytes of its binary messages, in order,
+  // queued up to MaxUnreadBytes. The stream's start sets #in as #reader is
+  // initialized, so #in is declared first (a later declaration would reset it).
+  #in!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #reader = new ReadableStream<Uint8Array>({ start: (c) => (this.#in = c) }, { highWaterMark: MaxUnreadBytes, size: (b) => b.length }).getReader();
 
   constructor(sock: WebSocketLike, clock: Clock) {
     this.#sock = sock;
@@ -176,12 +171,9 @@ class WebSocketConn implements Conn {
   // A browser follows an error with a close event, which says how the
   // session ended; Node 20's WebSocket fails an opening handshake with an
   // error alone. So an error fails an opening at once, and ends an open
-  // session as lost unless its close arrives within CloseGraceMs.
+  // session as #failed does.
   #onError(): void {
-    if (this.#opened('socket error') || this.#info !== null) return;
-    void settlesWithin(this.closed, CloseGraceMs, this.#clock).then((ended) => {
-      if (!ended) this.#lose();
-    });
+    if (!this.#opened('socket error')) this.#failed().catch(() => {});
   }
 
   #onOpen(): void {
@@ -198,16 +190,14 @@ class WebSocketConn implements Conn {
     return opening !== null;
   }
 
-  /** Ends the session as lost (§11: no code) when the socket said nothing of how it ended, and lets the socket go. */
-  #lose(): void {
-    if (this.#end(lost)) closeSocket(this.#sock);
-  }
-
-  /** Ends a socket whose opening handshake was given up on. */
+  /**
+   * Ends the session as lost (§11: no code) and lets the socket go: one
+   * whose opening handshake was given up on, or one that said nothing of
+   * how it ended.
+   */
   abandon(): void {
     this.opening = null;
-    this.#info = lost;
-    closeSocket(this.#sock);
+    if (this.#end(lost)) closeSocket(this.#sock);
   }
 
   #onMessage(data: unknown): void {
@@ -225,16 +215,9 @@ class WebSocketConn implements Conn {
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (bytes.length === 0 || this.#stopped !== null) return;
-    const reader = this.#reader;
-    if (reader !== null) {
-      this.#reader = null;
-      reader.resolve(bytes);
-      return;
-    }
-    this.#unread.push(bytes);
-    this.#unreadBytes += bytes.length;
-    if (this.#unreadBytes > MaxUnreadBytes) {
+    if (bytes.length === 0) return;
+    this.#in.enqueue(bytes);
+    if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
     }
   }
@@ -255,20 +238,16 @@ class WebSocketConn implements Conn {
     this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
-    if (!info.remote && !info.lost) {
-      this.#unread = [];
-      this.#unreadBytes = 0;
-    }
-    const reader = this.#reader;
-    this.#reader = null;
-    reader?.reject(this.#endedError());
+    if (!info.remote && !info.lost) this.#in.error(this.#endedError());
+    else this.#in.close();
     this.#resolveClosed(info);
     return true;
   }
 
   /** The error of an operation once the session ended. */
   #endedError(): TransportError {
-    return closedBy(this.#info === null ? undefined : closeError(this.#info));
+    // Called once the session ended: #info is set.
+    return closedBy(closeError(this.#info!));
   }
 
   // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
@@ -302,14 +281,14 @@ class WebSocketConn implements Conn {
     if (this.#info !== null) throw this.#endedError();
   }
 
-  async openEmit(): Promise<SendStream> {
+  /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
+  async openEmit(): Promise<this> {
     this.#throwIfEnded();
-    return this.#sendStream;
+    return this;
   }
 
-  async acceptEmit(): Promise<ReceiveStream> {
-    this.#throwIfEnded();
-    return this.#receiveStream;
+  acceptEmit(): Promise<this> {
+    return this.openEmit();
   }
 
   maxDatagramSize(): number {
@@ -335,60 +314,33 @@ class WebSocketConn implements Conn {
     }
   }
 
-  // A write that failed on a socket that is no longer open: its close event
-  // may still be on its way and say why (a refusal, §4). Only if none comes
-  // within CloseGraceMs is the session lost here.
-  async #writeFailed(): Promise<never> {
-    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) {
-      this.#lose();
-    }
+  // A write failed, or the socket reported an error: its close event may
+  // still be on its way and say why (a refusal, §4). Only if none comes
+  // within CloseGraceMs is the session lost (§11: no code) here, and the
+  // socket let go. Throws how the session ended.
+  async #failed(): Promise<never> {
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
     throw this.#endedError();
   }
 
-  readonly #sendStream: SendStream = {
-    write: async (chunk) => {
-      this.#throwIfEnded();
-      if (this.#sendClosed) throw new TransportError('WT_SESSION_CLOSED', 'emit stream closed');
-      for (let i = 0; i < chunk.length; i += maxSendMessage) {
-        if (!this.#sendMessage(chunk.subarray(i, i + maxSendMessage))) return this.#writeFailed();
-      }
-      while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
-        await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
-      }
-      this.#throwIfEnded();
-    },
-    // A WebSocket has no half-close: nothing is sent, the session ends with close.
-    close: async () => {
-      this.#sendClosed = true;
-    },
-    // The mapping has no stream reset; the emit stream's faults escalate to the session (§5.5).
-    reset: () => {
-      this.#sendClosed = true;
-    },
-  };
+  /**
+   * The socket as this side's emit stream (§3.3): each write one binary
+   * message. The engine writes at most 64 KiB of frames, or one frame alone,
+   * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
+   */
+  async write(chunk: Uint8Array): Promise<void> {
+    this.#throwIfEnded();
+    if (!this.#sendMessage(chunk)) return this.#failed();
+    while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
+      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
+    }
+    this.#throwIfEnded();
+  }
 
-  readonly #receiveStream: ReceiveStream = {
-    read: () => {
-      if (this.#stopped !== null) return Promise.reject(this.#stopped);
-      const next = this.#unread.shift();
-      if (next !== undefined) {
-        this.#unreadBytes -= next.length;
-        return Promise.resolve(next);
-      }
-      if (this.#info !== null) return Promise.reject(this.#endedError());
-      if (this.#reader !== null) return Promise.reject(new Error('one read at a time'));
-      return new Promise((resolve, reject) => (this.#reader = { resolve, reject }));
-    },
-    // Later reads fail with the code; the socket is read on, its bytes
-    // dropped, so the peer's close is still seen.
-    stop: (code) => {
-      if (this.#info !== null || this.#stopped !== null) return;
-      this.#stopped = new StreamResetError(code, false);
-      this.#unread = [];
-      this.#unreadBytes = 0;
-      const reader = this.#reader;
-      this.#reader = null;
-      reader?.reject(this.#stopped);
-    },
-  };
+  /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
+  async read(): Promise<Uint8Array | null> {
+    const next = await this.#reader.read();
+    if (next.done) throw this.#endedError();
+    return next.value;
+  }
 }

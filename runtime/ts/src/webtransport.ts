@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, closeError, closedBy, describeError, describeUrl, openWithin, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeError, describeUrl, outcomeWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -69,7 +69,8 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   }
   if (ctx.signal.aborted) throw abandoned();
   const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
-  if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = [...options.serverCertificateHashes];
+  // The browser reads the hashes as it constructs the session: no copy.
+  if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
   let transport: WebTransport;
   try {
     transport = new WT(url, init);
@@ -81,11 +82,14 @@ async function openWebTransport(url: string, options: WebTransportOptions, ctx: 
   // Whatever happens next, neither promise may reject unhandled.
   transport.closed.catch(() => {});
   const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  const outcome = await openWithin<'ready' | { error: unknown }>(ctx, timeoutMs, (done) =>
+  const outcome = await outcomeWithin(
+    ctx.clock,
+    timeoutMs,
     transport.ready.then(
-      () => done('ready'),
-      (error: unknown) => done({ error }),
+      () => 'ready' as const,
+      (error: unknown) => ({ error }),
     ),
+    ctx.signal,
   );
   if (outcome !== 'ready') {
     closeQuietly(transport);
@@ -118,11 +122,14 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 async function probe(origin: string, ctx: ConnectContext): Promise<boolean> {
   if (typeof globalThis.fetch !== 'function' || ctx.signal.aborted) return false;
   const ac = new AbortController();
-  const answer = await openWithin<boolean>(ctx, ProbeTimeoutMs, (done) =>
+  const answer = await outcomeWithin(
+    ctx.clock,
+    ProbeTimeoutMs,
     globalThis.fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
-      (rsp) => done(rsp.type === 'opaque' || rsp.ok),
-      () => done(false),
+      (rsp) => rsp.type === 'opaque' || rsp.ok,
+      () => false,
     ),
+    ctx.signal,
   );
   // Late, abandoned or answered: the request is over.
   ac.abort();
@@ -199,7 +206,8 @@ class WebTransportConn implements Conn {
   }
 
   #endedError(): TransportError {
-    return closedBy(this.#info === null ? undefined : closeError(this.#info));
+    // Called once the session ended: #info is set.
+    return closedBy(closeError(this.#info!));
   }
 
   /**

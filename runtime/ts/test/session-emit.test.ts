@@ -311,28 +311,54 @@ test('§3.1 an emit made before the server handshake is written after frame 0', 
   assert.equal(payloadValue(f!), 'early');
 });
 
-test('§6.5 a subscribe listener that throws is reported as uncaught; the session reads on and stays up', async () => {
-  const h = await connected();
+/** Runs fn with globalThis.reportError recording what it is given, as a page's uncaught errors; restores it after. */
+async function reportingErrors(fn: (reported: unknown[]) => Promise<void>): Promise<void> {
   const reported: unknown[] = [];
   const g = globalThis as { reportError?: ((e: unknown) => void) | undefined };
   const saved = g.reportError;
   g.reportError = (e) => reported.push(e);
   try {
-    const off = h.client.subscribe(() => {
-      throw new Error('the listener failed');
-    });
-    await h.server1.join('lobby');
-    await settle();
-    off();
-    await h.server1.join('kitchen');
-    await settle();
-    assert.deepEqual(h.client.getSnapshot().rooms, ['kitchen', 'lobby']);
-    assert.equal(h.client.getSnapshot().status, 'connected');
-    assert.equal(reported.length, 1);
-    assert.match((reported[0] as Error).message, /the listener failed/);
+    await fn(reported);
   } finally {
     if (saved === undefined) delete g.reportError;
     else g.reportError = saved;
+  }
+}
+
+test('§6.5 a subscribe listener that throws is reported as uncaught; the session reads on and stays up', async () => {
+  const h = await connected();
+  try {
+    await reportingErrors(async (reported) => {
+      const off = h.client.subscribe(() => {
+        throw new Error('the listener failed');
+      });
+      await h.server1.join('lobby');
+      await settle();
+      off();
+      await h.server1.join('kitchen');
+      await settle();
+      assert.deepEqual(h.client.getSnapshot().rooms, ['kitchen', 'lobby']);
+      assert.equal(h.client.getSnapshot().status, 'connected');
+      assert.equal(reported.length, 1);
+      assert.match((reported[0] as Error).message, /the listener failed/);
+    });
+  } finally {
     await h.client.close();
   }
+});
+
+test('§11 a subscribe listener that throws on a status change stops neither the other listeners nor the client: close() resolves', async () => {
+  const h = await connected();
+  await reportingErrors(async (reported) => {
+    const seen: string[] = [];
+    h.client.subscribe(() => {
+      throw new Error('the listener failed');
+    });
+    h.client.subscribe(() => seen.push(h.client.getSnapshot().status));
+    await h.client.close();
+    // closing, the session's end (its transport cleared), closed: each change reaches both listeners.
+    assert.deepEqual(seen, ['closing', 'closing', 'closed']);
+    assert.equal(reported.length, 3);
+    assert.match((reported[0] as Error).message, /the listener failed/);
+  });
 });

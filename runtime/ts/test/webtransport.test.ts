@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 
 import { StreamResetError, TransportError } from '../src/errors.js';
-import type { Conn } from '../src/transport.js';
+import type { Conn, SendStream } from '../src/transport.js';
 import { CloseWaitMs, connectWebTransport, DefaultConnectTimeoutMs, ProbeTimeoutMs } from '../src/webtransport.js';
 import { context, FakeWebTransport, FakeWebTransportError, FedStream, installGlobal, ManualClock, settle, SinkStream } from './connector-fakes.js';
 
@@ -264,7 +264,8 @@ test('§11 a stream failing because the session ended reports the session’s en
 
 test('§3.1 the emit lane: this side’s unidirectional stream with one writer, the peer’s read to its FIN', async (t) => {
   const { conn, wt } = await open(t);
-  const send = await conn.openEmit();
+  // The engine only writes its emit stream; this connector's can also finish it.
+  const send = (await conn.openEmit()) as SendStream;
   await Promise.all([send.write(new Uint8Array([1])), send.write(new Uint8Array([2, 3]))]);
   await send.close();
   assert.deepEqual(wt.uni[0]!.chunks, [new Uint8Array([1]), new Uint8Array([2, 3])]);

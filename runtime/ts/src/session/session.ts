@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, CloseInfo, Conn, Mapping, ReceiveStream } from '../transport.js';
+import type { CallStream, Clock, CloseInfo, Conn, Mapping } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -102,7 +102,7 @@ export interface SessionOptions {
   readonly clock: Clock;
   /** The handlers by event name; shared by every session of a client, so a reconnect keeps them. */
   readonly handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  /** Called whenever the rooms view or the session's state changed. */
+  /** Called whenever the rooms view or the session's state changed; it must not throw, or the loop that read the frame takes it for the peer's fault. */
   readonly onChange?: () => void;
 }
 
@@ -195,7 +195,7 @@ export class Session {
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  readonly #onChange: () => void;
+  readonly #onChange: (() => void) | undefined;
 
   #hsState: HandshakeState = 'pending';
   #hsTimer: unknown;
@@ -232,17 +232,7 @@ export class Session {
     this.#contract = contract;
     this.#clock = opts.clock;
     this.#handlers = opts.handlers;
-    // The client's listeners are the application's code: one that throws is
-    // reported as an uncaught error would be, never taken for the peer's
-    // fault by the loop that read the frame.
-    const onChange = opts.onChange;
-    this.#onChange = () => {
-      try {
-        onChange?.();
-      } catch (e) {
-        reportError(e);
-      }
-    };
+    this.#onChange = opts.onChange;
     this.#ring = new DatagramRing(this.#clock);
     this.#gate = new SequenceGate(this.#clock);
     this.established = new Promise<void>((resolve, reject) => {
@@ -272,10 +262,9 @@ export class Session {
     }, HandshakeTimeout);
     void this.#writeLoop();
     void this.#readLoop();
-    if (this.mapping === 'webtransport') {
-      if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
-      if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
-    }
+    // The WebSocket mapping has neither (§3.3).
+    if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
+    if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
   }
 
   /** Whether the session has ended. */
@@ -304,9 +293,8 @@ export class Session {
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
-  #protocolError(err: unknown): void {
-    const own = err instanceof TransportError;
-    this.close((own ? (SessionCode as Record<string, number>)[err.code] : undefined) ?? CloseProtocolError, own ? err.message : String(err));
+  #protocolError(err: TransportError): void {
+    this.close((SessionCode as Record<string, number>)[err.code] ?? CloseProtocolError, err.message);
   }
 
   #end(info: CloseInfo): TransportError {
@@ -319,13 +307,14 @@ export class Session {
     this.#wakeWriter?.();
     for (const l of [...this.#endListeners]) l();
     this.#endListeners.clear();
-    this.#onChange();
+    this.#onChange?.();
     return err;
   }
 
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
-    return closedBy(this.#endError);
+    // Called once the session ended: #endError is set.
+    return closedBy(this.#endError!);
   }
 
   // ---- sending --------------------------------------------------------
@@ -446,7 +435,9 @@ export class Session {
         if (off > 0) await st.write(batch.slice(0, off));
       }
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) {
+      // A write failing because the session ended fails once the Conn
+      // recorded the end, so this close then does nothing (the first close wins).
+      if (!this.isEnded) {
         this.close(
           CloseProtocolError,
           e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
@@ -462,29 +453,13 @@ export class Session {
 
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
-    let rs: ReceiveStream;
-    try {
-      rs = await this.#conn.acceptEmit();
-    } catch {
-      return; // the session ended; a peer that never opens it meets the deadline
-    }
     const dec = new FrameDecoder();
     let first = true;
     try {
-      for (;;) {
-        let chunk: Uint8Array | null;
-        try {
-          chunk = await rs.read();
-        } catch (e) {
-          if (e instanceof StreamResetError) protocolFault(`peer's emit stream reset, code ${e.code ?? '?'}`);
-          return; // the session ended
-        }
+      // A peer that never opens its emit stream meets the handshake deadline.
+      const rs = await this.#conn.acceptEmit();
+      for (let chunk; (chunk = await rs.read()) !== null; ) {
         if (this.isEnded) return;
-        if (chunk === null) {
-          // The peer finished its emit stream: its close (or loss) follows.
-          if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
-          return;
-        }
         dec.push(chunk);
         for (let f = dec.next(); f !== undefined; f = dec.next()) {
           if (first) {
@@ -496,8 +471,15 @@ export class Session {
           }
         }
       }
+      // The peer finished its emit stream: its close (or loss) follows.
+      if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
     } catch (e) {
-      if (!this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
+      // The peer's fault, thrown where it was found, or its reset of the
+      // stream. A Conn fails for the session's end only once it recorded
+      // it, so a close for that does nothing (the first close wins).
+      if (!this.isEnded) {
+        this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
+      }
     }
   }
 
@@ -513,7 +495,7 @@ export class Session {
     this.#hsState = 'accepted';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
-    this.#onChange();
+    this.#onChange?.();
   }
 
   /** Handles one frame of the server's emit stream after the handshake; throws the peer's fault. */
@@ -533,7 +515,7 @@ export class Session {
       const before = this.#roomSet.size;
       if (t === FrameJoin) this.#roomSet.add(room);
       else this.#roomSet.delete(room);
-      if (this.#roomSet.size !== before) this.#onChange();
+      if (this.#roomSet.size !== before) this.#onChange?.();
     } else if (t === FrameDatagram && this.mapping === 'websocket') {
       this.#receiveDatagram(f.payload);
     } else {
@@ -589,7 +571,8 @@ export class Session {
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
     } catch (e) {
-      if (e instanceof TransportError && !this.isEnded && !isSessionEnd(e)) this.#protocolError(e);
+      // The peer's fault: receive() itself gives null at the end, never an error.
+      if (!this.isEnded) this.#protocolError(e as TransportError);
     }
   }
 
@@ -738,7 +721,7 @@ export class Session {
       const dec = new FrameDecoder();
       let consumed = 0;
       for (;;) {
-        const chunk = await guard.read(st);
+        const chunk = await guard.op(st, st.read());
         if (chunk === null) {
           if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
           finished = true;
@@ -769,7 +752,7 @@ export class Session {
   /** Opens a call stream and writes the request; fin finishes the send side after it (returns, §6.2). */
   async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
     const openCall = this.#conn.openCall;
-    if (this.mapping === 'websocket' || openCall === undefined) {
+    if (openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeValue(ev, value) as Uint8Array;
@@ -777,12 +760,7 @@ export class Session {
     guard.check();
     // A call made before the server's handshake arrived waits for it.
     await guard.race(this.established);
-    let st: CallStream;
-    try {
-      st = await guard.race(openCall());
-    } catch (e) {
-      throw await guard.failedAsync(undefined, e);
-    }
+    const st = await guard.op(undefined, openCall());
     guard.stream = st;
     // Neither the write nor the FIN is awaited: the response is read at
     // once (a browser may resolve close() only once the FIN is acknowledged,
@@ -851,9 +829,10 @@ class CallGuard {
     return Promise.race([p, this.#interrupted]);
   }
 
-  async read(st: CallStream): Promise<Uint8Array | null> {
+  /** What a transport operation on the call (on st, once open) gives, raced as race does; its failure named by failedAsync. */
+  async op<T>(st: CallStream | undefined, p: Promise<T>): Promise<T> {
     try {
-      return await this.race(st.read());
+      return await this.race(p);
     } catch (e) {
       throw await this.failedAsync(st, e);
     }
@@ -873,8 +852,9 @@ class CallGuard {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
     let err: TransportError;
+    // An abort settled the call already: its listener, or check() for a
+    // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
-    else if (this.#signal?.aborted === true) err = this.#abortedError();
     else if (e instanceof StreamResetError && e.code === 9) {
       err = new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`);
     } else if (e instanceof StreamResetError) {
@@ -883,7 +863,7 @@ class CallGuard {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
-    if (st !== undefined && !this.#session.isEnded) abandon(st);
+    if (st !== undefined) abandon(st);
     return err;
   }
 
@@ -893,7 +873,7 @@ class CallGuard {
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
   async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
-    if (this.#settled === undefined && !(e instanceof StreamResetError) && !this.#session.isEnded && this.#signal?.aborted !== true) await this.#session.endGrace();
+    if (this.#settled === undefined && !(e instanceof StreamResetError)) await this.#session.endGrace();
     return this.failed(st, e);
   }
 
@@ -979,17 +959,13 @@ function remoteCallError(payload: Uint8Array): TransportError {
   return new TransportError(ce.code as CodeName, ce.message);
 }
 
-/** Whether an error is the transport saying the session is over. */
-function isSessionEnd(e: unknown): boolean {
-  return e instanceof TransportError && e.code === 'WT_SESSION_CLOSED';
-}
-
 /** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
 function protocolFault(reason: string): never {
   throw protocolError(reason);
 }
 
-function reportError(e: unknown): void {
+/** Reports the application's own failure (a handler's, a listener's) as an uncaught error would be, without stopping what called it. */
+export function reportError(e: unknown): void {
   const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
   if (typeof report === 'function') report(e);
   else

@@ -198,7 +198,8 @@ export class FrameDecoder {
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
-    if (this.#error !== undefined || chunk.length === 0) return;
+    // An empty chunk adds nothing (held bytes may move into a buffer of its own).
+    if (this.#error !== undefined) return;
     const held = this.#end - this.#start;
     if (held === 0) {
       this.#buf = chunk;
