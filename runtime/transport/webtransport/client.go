@@ -102,8 +102,12 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	}
 	idle := orDuration(opts.IdleTimeout, DefaultIdleTimeout)
 
-	dialCtx, cancel := context.WithTimeout(ctx, orDuration(opts.DialTimeout, DefaultDialTimeout))
-	defer cancel()
+	deadline, cancel := context.WithTimeout(ctx, orDuration(opts.DialTimeout, DefaultDialTimeout))
+	dialCtx := newDialContext(deadline)
+	defer func() {
+		cancel()
+		dialCtx.release()
+	}()
 	h3TLS := tlsConf.Clone()
 	h3TLS.NextProtos = []string{http3.NextProtoH3}
 	qc, err := quic.DialAddr(dialCtx, host, h3TLS, &quic.Config{
@@ -137,8 +141,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		return nil, handshakeFailure(ctx, host, tlsConf, orDuration(opts.ProbeTimeout, ProbeTimeout), err)
 	}
 
-	tr := &wt.Transport{}
-	cc, err := tr.NewClientConn(qc)
+	cc, err := clientTransport.NewClientConn(qc)
 	if err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 		return nil, wire.Errorf(wire.HandshakeFailed, "starting WebTransport on %s: %w", host, err)
@@ -154,6 +157,43 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	grace := orDuration(opts.CloseGrace, DefaultCloseGrace)
 	return newConn(sess, qc, nil, grace, clk, nil), nil
 }
+
+// clientTransport starts WebTransport on every connection Dial opens: it
+// holds nothing of a connection's, and one per dial would cost every
+// client session the context webtransport-go makes for it and keeps.
+var clientTransport wt.Transport
+
+// dialContext is the context a dial runs under. webtransport-go and
+// quic-go keep the context given to their Dial for the connection's and the
+// session's life (their contexts derive from it through
+// context.WithoutCancel), and with it the dial's deadline and its done
+// channel: release, once the dial returned and its deadline was cancelled,
+// lets go of them and of the caller's context for an ended context that
+// holds nothing. The session's context then carries no value of the
+// caller's, as on the WebSocket mapping.
+type dialContext struct {
+	ctx atomic.Pointer[context.Context]
+}
+
+func newDialContext(ctx context.Context) *dialContext {
+	d := new(dialContext)
+	d.ctx.Store(&ctx)
+	return d
+}
+
+// dialEnded is what a released dialContext refers to: done, as the dial's
+// deadline context is once cancelled, and without values.
+var dialEnded = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (d *dialContext) release()                                { d.ctx.Store(&dialEnded) }
+func (d *dialContext) Deadline() (deadline time.Time, ok bool) { return (*d.ctx.Load()).Deadline() }
+func (d *dialContext) Done() <-chan struct{}                   { return (*d.ctx.Load()).Done() }
+func (d *dialContext) Err() error                              { return (*d.ctx.Load()).Err() }
+func (d *dialContext) Value(key any) any                       { return (*d.ctx.Load()).Value(key) }
 
 // lingerThenClose releases a client's QUIC connection once its session
 // ended. After a local close it first waits, up to the grace, for the server
