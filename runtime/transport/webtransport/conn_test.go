@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	wt "github.com/quic-go/webtransport-go"
 
@@ -568,5 +570,34 @@ func TestOpenCallAtTheStreamLimitWaitsForCredit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the fifth open did not go through once a call was done")
+	}
+}
+
+// The emit streams the engine is handed are the conn itself (emitSend,
+// emitReceive), which stays in its 240 B size class: each stream costs an
+// idle session no allocation of its own.
+func TestEmitStreamsAreTheConn(t *testing.T) {
+	if n := unsafe.Sizeof(conn{}); n > 240 {
+		t.Errorf("conn is %d B, over its 240 B size class", n)
+	}
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	out, err := client.OpenEmit(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	in, err := server.AcceptEmit(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (*conn)(out.(*emitSend)) != client.(*conn) || (*conn)(in.(*emitReceive)) != server.(*conn) {
+		t.Fatal("the emit streams are not their conns")
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(in, b); err != nil || b[0] != 'x' {
+		t.Fatalf("read %q, %v", b, err)
 	}
 }
