@@ -51,6 +51,12 @@ type emitQueue struct {
 	n        int // entries in ring
 	frames   int // frames in those entries: the §9 bound counts these
 	closed   bool
+	// parked says no writer runs (it ended its run on an empty queue, see
+	// session.writeRun): the push that finds the queue so starts one with
+	// startWriter, under mu, so an idle session holds no writer goroutine.
+	// A queue without startWriter (tests of the queue alone) never parks.
+	// Beside closed, so the queue takes 128 B.
+	parked bool
 	// wake holds one token when the writer has something to look at. It
 	// is made, under mu, by the first push or kick, or by a writer's run
 	// (wakeLocked), and never replaced: a session that never queued
@@ -67,14 +73,9 @@ type emitQueue struct {
 	// wakes once, holdFor later, for whatever was queued meanwhile, or at
 	// once when the queued bytes reach emitFlushEarly. hold is nil without
 	// a delay.
-	hold    *time.Timer
-	holdFor time.Duration
-	bytes   int // what the queued frames hold
-	// parked says no writer runs (it ended its run on an empty queue, see
-	// session.writeRun): the push that finds the queue so starts one with
-	// startWriter, under mu, so an idle session holds no writer goroutine.
-	// A queue without startWriter (tests of the queue alone) never parks.
-	parked      bool
+	hold        *time.Timer
+	holdFor     time.Duration
+	bytes       int // what the queued frames hold
 	startWriter func()
 }
 
