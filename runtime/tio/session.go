@@ -585,7 +585,7 @@ func (s *session) writeLoop() {
 	s.traffic.Out(metrics.LaneEmit, len(hs))
 	s.emitStream = st
 	s.q.mu.Lock()
-	s.q.startWriter = s.startWriter
+	s.q.writer = s
 	s.q.mu.Unlock()
 	if s.parkWriter() {
 		return // nothing queued since the session began: no writer waits
