@@ -225,7 +225,7 @@ func atStreamLimit(err error) bool {
 }
 
 func (c *conn) AcceptEmit(ctx context.Context) (transport.ReceiveStream, error) {
-	s, err := c.sess.AcceptUniStream(ctx)
+	s, err := c.sess.AcceptUniStream(c.waitContext(ctx))
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
@@ -253,7 +253,7 @@ func (c *conn) AcceptCall(ctx context.Context) (transport.Stream, error) {
 		// (Dial): there is nothing to accept, now or later.
 		return nil, transport.ErrNoInboundCalls
 	}
-	s, err := c.sess.AcceptStream(ctx)
+	s, err := c.sess.AcceptStream(c.waitContext(ctx))
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
@@ -275,7 +275,7 @@ func (c *conn) SendDatagram(b []byte) error {
 }
 
 func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
-	b, err := c.sess.ReceiveDatagram(ctx)
+	b, err := c.sess.ReceiveDatagram(c.waitContext(ctx))
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
@@ -283,6 +283,21 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 		c.sawProbe()
 	}
 	return b, nil
+}
+
+// waitContext is the context an accept or a datagram receive hands
+// webtransport-go: none for a wait bounded by the session's own context
+// (the engine's), which webtransport-go ends with the session anyway. Every
+// way a session ends closes its accept queues and cancels the CONNECT
+// stream's receive side, which wakes a datagram receive, before the
+// session's context ends; a wait that also selected on that context would
+// hold one more sudog (112 B) for as long as it waits, the session's life
+// for the engine's call acceptor and datagram receiver.
+func (c *conn) waitContext(ctx context.Context) context.Context {
+	if ctx == c.sess.Context() {
+		return context.Background()
+	}
+	return ctx
 }
 
 // datagramProbe is longer than any QUIC packet, so sending it only asks

@@ -601,3 +601,62 @@ func TestEmitStreamsAreTheConn(t *testing.T) {
 		t.Fatalf("read %q, %v", b, err)
 	}
 }
+
+// The engine's session-long waits are bounded by the session's own context,
+// which the conn does not hand webtransport-go (waitContext): they still
+// get what arrives, and still return once the session ends, whichever way
+// it ends.
+func TestWaitsOnTheSessionsOwnContextEndWithTheSession(t *testing.T) {
+	for _, end := range []string{"client closes", "server closes", "connection lost"} {
+		t.Run(end, func(t *testing.T) {
+			h := startServer(t, Options{})
+			opts := h.dialOptions()
+			opts.IdleTimeout = 300 * time.Millisecond // QUIC's own timer, not a spec deadline
+			client, err := Dial(ctx5s(t), h.srv.URL(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { client.Close(0, "") })
+			server := h.accept().conn
+			own := func(c transport.Conn) context.Context { return c.(transport.ContextConn).Context() }
+
+			if err := client.SendDatagram([]byte("datagram")); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := server.ReceiveDatagram(own(server)); err != nil || string(b) != "datagram" {
+				t.Fatalf("ReceiveDatagram = %q, %v", b, err)
+			}
+
+			errs := make(chan error, 5)
+			go func() { _, err := server.AcceptCall(own(server)); errs <- err }()
+			go func() { _, err := server.ReceiveDatagram(own(server)); errs <- err }()
+			go func() { _, err := server.AcceptEmit(own(server)); errs <- err }()
+			go func() { _, err := client.ReceiveDatagram(own(client)); errs <- err }()
+			go func() { _, err := client.AcceptEmit(own(client)); errs <- err }()
+			select {
+			case err := <-errs:
+				t.Fatalf("a wait returned before the session ended: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			switch end {
+			case "client closes":
+				client.Close(wire.CloseNoError, "")
+			case "server closes":
+				server.Close(wire.CloseNoError, "")
+			case "connection lost":
+				h.srv.ports.udp.Close() // nothing more reaches the client
+				client.(*conn).qconn.CloseWithError(0, "")
+			}
+			for range 5 {
+				select {
+				case err := <-errs:
+					if wire.CodeOf(err) != wire.SessionClosed && !errors.Is(err, context.Canceled) {
+						t.Fatalf("a wait returned %v, want WT_SESSION_CLOSED or its context's end", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("a wait did not return once the session ended")
+				}
+			}
+		})
+	}
+}
