@@ -83,7 +83,8 @@ func HashFromHex(s string) ([32]byte, error) {
 // HEAD /.well-known/transport-io over HTTPS within ProbeTimeout,
 // WT_CERT_EXPIRED for an expired pinned certificate, WT_HANDSHAKE_FAILED
 // otherwise. A refusal is not a Dial error: the session opens and closes with
-// WT_UNAUTHORIZED, as a browser sees it (§4).
+// WT_UNAUTHORIZED, as a browser sees it (§4). ctx bounds the dial only: the
+// session outlives it and does not carry its values.
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
