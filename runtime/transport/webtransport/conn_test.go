@@ -610,14 +610,7 @@ func TestWaitsOnTheSessionsOwnContextEndWithTheSession(t *testing.T) {
 	for _, end := range []string{"client closes", "server closes", "connection lost"} {
 		t.Run(end, func(t *testing.T) {
 			h := startServer(t, Options{})
-			opts := h.dialOptions()
-			opts.IdleTimeout = 300 * time.Millisecond // QUIC's own timer, not a spec deadline
-			client, err := Dial(ctx5s(t), h.srv.URL(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { client.Close(0, "") })
-			server := h.accept().conn
+			client, server := h.pair()
 			own := func(c transport.Conn) context.Context { return c.(transport.ContextConn).Context() }
 
 			if err := client.SendDatagram([]byte("datagram")); err != nil {
