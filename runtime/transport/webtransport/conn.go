@@ -291,7 +291,7 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // way a session ends closes its accept queues and cancels the CONNECT
 // stream's receive side, which wakes a datagram receive, before the
 // session's context ends; a wait that also selected on that context would
-// hold one more sudog (112 B) for as long as it waits, the session's life
+// hold one more sudog (about 100 B) for as long as it waits, the session's life
 // for the engine's call acceptor and datagram receiver.
 func (c *conn) waitContext(ctx context.Context) context.Context {
 	if ctx == c.sess.Context() {
