@@ -216,9 +216,9 @@ func measureCallPair(ctx context.Context, cfg config, callers int, ours, raw fun
 }
 
 // asSubject runs f with the profile label subject=name, which every
-// goroutine it starts inherits (quic-go's, the servers', the callers'): a
-// -cpuprofile or -memprofile of the run then splits by subject with
-// go tool pprof -tagfocus subject=ours (or raw).
+// goroutine it starts inherits (quic-go's, the servers', the callers', the
+// emitters'): a -cpuprofile or -memprofile of a wt-call, wt-emit or ws-emit
+// run then splits by subject with go tool pprof -tagfocus subject=ours (or raw).
 func asSubject(name string, f func()) {
 	pprof.Do(context.Background(), pprof.Labels("subject", name), func(context.Context) { f() })
 }

@@ -194,11 +194,13 @@ func runEmit(ctx context.Context, cfg config, m emitMapping) ([]sample, error) {
 	var out []sample
 	for _, size := range cfg.sizes {
 		payload := jsonPayload(size)
-		ours, err := emitOursOn(ctx, cfg, m, payload)
+		var ours, raw emitResult
+		var err error
+		asSubject("ours", func() { ours, err = emitOursOn(ctx, cfg, m, payload) })
 		if err != nil {
 			return nil, fmt.Errorf("ours %d B: %w", size, err)
 		}
-		raw, err := m.raw(ctx, cfg, payload)
+		asSubject("raw", func() { raw, err = m.raw(ctx, cfg, payload) })
 		if err != nil {
 			return nil, fmt.Errorf("raw %d B: %w", size, err)
 		}

@@ -14,12 +14,13 @@ import (
 )
 
 // Simultaneous dials: clients that all dial WebTransport at the same moment
-// are all established, twice as many as quic-go's accept queue holds (32,
-// a constant there; a connection that finds it full is refused with
-// CONNECTION_REFUSED). TIO_BURST sets the number (64 by default, as make
-// test runs it; docs/performance.md has what 500 at once do on a loaded
-// 2-core host, where this fails). Its file sorts after the churn's, so the
-// churn's heap figures never include what these sessions leave to collect.
+// are all established, many more than quic-go's accept queue holds (32, a
+// constant there; a connection that finds it full is refused with
+// CONNECTION_REFUSED, and the client dials it again with backoff).
+// TIO_BURST sets the number: 64 by default, as make test runs it under the
+// race detector, and 500 in make test's run without it. Its file sorts
+// after the churn's, so the churn's heap figures never include what these
+// sessions leave to collect.
 func TestSimultaneousWebTransportDialsAreAllEstablished(t *testing.T) {
 	n := 64
 	if v, err := strconv.Atoi(os.Getenv("TIO_BURST")); err == nil && v > 0 {

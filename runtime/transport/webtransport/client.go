@@ -111,7 +111,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	}()
 	h3TLS := tlsConf.Clone()
 	h3TLS.NextProtos = []string{http3.NextProtoH3}
-	qc, err := quic.DialAddr(dialCtx, host, h3TLS, &quic.Config{
+	quicConf := &quic.Config{
 		EnableDatagrams:                  true,
 		EnableStreamResetPartialDelivery: true,
 		// Calls are the client's to make: the server may open no
@@ -121,42 +121,119 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 		MaxIncomingUniStreams: 16,
 		MaxIdleTimeout:        idle,
 		KeepAlivePeriod:       idle / 2,
-	})
-	if err != nil {
-		if refused.expired.Load() {
-			return nil, wire.Errorf(wire.CertExpired, "the pinned certificate of %s has expired: %w", host, err)
+	}
+	retry := Backoff{Min: RefusedRetryMin, Max: RefusedRetryMax}
+	for {
+		qc, sess, err := dialSession(dialCtx, host, rawURL, h3TLS, quicConf, opts.Header)
+		if err == nil {
+			grace := orDuration(opts.CloseGrace, DefaultCloseGrace)
+			return newConn(sess, qc, nil, grace, clk, nil), nil
 		}
-		if sum := refused.unpinned.Load(); sum != nil {
-			// The server answered over QUIC: UDP is fine, and probing HTTPS
-			// through the same pin would only fail the same way.
+		if !refusedConnection(err) {
+			return nil, dialFailure(ctx, host, u.Path, tlsConf, &refused, opts.ProbeTimeout, err)
+		}
+		// The server answered over QUIC and turned the connection away
+		// (quic-go refuses one that finds its accept queue full): UDP
+		// works, so no probe; try again, apart from other refused
+		// clients, until the dial's deadline.
+		wait, _ := retry.Next()
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-dialCtx.Done():
+			t.Stop()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The server's answer, as an HTTP 503 is: retried later, not on
+			// the other mapping (endpoint.ShouldFallBack).
 			return nil, &wire.Error{
 				Code:    wire.HandshakeFailed,
-				Message: fmt.Sprintf("the certificate of %s (SHA-256 %x) matches no pinned hash", host, *sum),
-				Remedy:  "Pin the hash of the certificate the server serves now: a development server prints it and serves it at " + DevManifestPath + " (endpoint.DialOptions.DevCertificate fetches it), and renews its certificate before it expires.",
-				Err:     err,
+				Message: fmt.Sprintf("server %s refused every QUIC connection (CONNECTION_REFUSED) until the dial timed out: it accepts new connections more slowly than they arrive", host),
+				Remedy:  "Retry later with backoff; if it lasts, the server is overloaded: give it more CPU or add servers.",
+				Err:     errors.Join(transport.ErrRefused, err),
 			}
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, handshakeFailure(ctx, host, tlsConf, orDuration(opts.ProbeTimeout, ProbeTimeout), err)
 	}
+}
 
+// Client retries of a connection the server refused (CONNECTION_REFUSED,
+// RFC 9000 §20.1): the first wait, and the longest.
+const (
+	RefusedRetryMin = 20 * time.Millisecond
+	RefusedRetryMax = time.Second
+)
+
+// sessionStage says where a dial failed: the QUIC handshake is probed over
+// HTTPS (§10.3); a failure after it is the session request's.
+type sessionStage struct {
+	quic bool
+	rsp  *http.Response
+	err  error
+}
+
+func (e *sessionStage) Error() string { return e.err.Error() }
+func (e *sessionStage) Unwrap() error { return e.err }
+
+// dialSession opens one QUIC connection and asks it for the session. On
+// failure nothing of it stays open.
+func dialSession(ctx context.Context, host, rawURL string, h3TLS *tls.Config, conf *quic.Config, header http.Header) (*quic.Conn, *wt.Session, error) {
+	qc, err := quic.DialAddr(ctx, host, h3TLS, conf)
+	if err != nil {
+		return nil, nil, &sessionStage{quic: true, err: err}
+	}
 	cc, err := clientTransport.NewClientConn(qc)
 	if err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
-		return nil, wire.Errorf(wire.HandshakeFailed, "starting WebTransport on %s: %w", host, err)
+		return nil, nil, &sessionStage{err: fmt.Errorf("starting WebTransport: %w", err)}
 	}
-	rsp, sess, err := cc.Dial(dialCtx, rawURL, opts.Header)
+	rsp, sess, err := cc.Dial(ctx, rawURL, header)
 	if err != nil {
-		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
-		if rsp != nil {
-			return nil, sessionRequestRefused(host, u.Path, rsp)
+		if cause := context.Cause(qc.Context()); refusedConnection(cause) {
+			err = cause // not what webtransport-go made of the connection's end
 		}
-		return nil, wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, err)
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+		return nil, nil, &sessionStage{rsp: rsp, err: err}
 	}
-	grace := orDuration(opts.CloseGrace, DefaultCloseGrace)
-	return newConn(sess, qc, nil, grace, clk, nil), nil
+	return qc, sess, nil
+}
+
+// refusedConnection reports whether the server closed the connection with
+// CONNECTION_REFUSED, during the handshake or, when its accept queue was
+// full, right after it.
+func refusedConnection(err error) bool {
+	var te *quic.TransportError
+	return errors.As(err, &te) && te.Remote && te.ErrorCode == quic.ConnectionRefused
+}
+
+// dialFailure names why a dial failed (the path never carries the query).
+func dialFailure(ctx context.Context, host, path string, tlsConf *tls.Config, refused *pinRefusal, probeTimeout time.Duration, err error) error {
+	var stage *sessionStage
+	errors.As(err, &stage)
+	if !stage.quic {
+		if stage.rsp != nil {
+			return sessionRequestRefused(host, path, stage.rsp)
+		}
+		return wire.Errorf(wire.HandshakeFailed, "session request to %s: %w", host, stage.err)
+	}
+	err = stage.err
+	if refused.expired.Load() {
+		return wire.Errorf(wire.CertExpired, "the pinned certificate of %s has expired: %w", host, err)
+	}
+	if sum := refused.unpinned.Load(); sum != nil {
+		// The server answered over QUIC: UDP is fine, and probing HTTPS
+		// through the same pin would only fail the same way.
+		return &wire.Error{
+			Code:    wire.HandshakeFailed,
+			Message: fmt.Sprintf("the certificate of %s (SHA-256 %x) matches no pinned hash", host, *sum),
+			Remedy:  "Pin the hash of the certificate the server serves now: a development server prints it and serves it at " + DevManifestPath + " (endpoint.DialOptions.DevCertificate fetches it), and renews its certificate before it expires.",
+			Err:     err,
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return handshakeFailure(ctx, host, tlsConf, orDuration(probeTimeout, ProbeTimeout), err)
 }
 
 // clientTransport starts WebTransport on every connection Dial opens: it
