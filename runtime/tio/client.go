@@ -39,7 +39,7 @@ func NewClient(ctx context.Context, conn transport.Conn, c *Contract, opts Optio
 		return nil, err
 	}
 	cl := &Client{} // subs and rooms are made by their first entry
-	cl.session = newSession(roleClient, conn, c, clientOptions(opts), hs, cl, clientOrigin, &cl.seq)
+	cl.session = newSession(roleClient, conn, c, clientOptions(opts), &hs, cl, clientOrigin, &cl.seq)
 	cl.start(false)
 	// The session's context, which ends just before ended fires, rather
 	// than ended: a channel waited on here would stay for the session's

@@ -2,7 +2,6 @@ package tio
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/transport-io/tiogen/runtime/clock"
@@ -28,13 +27,13 @@ type datagramLane struct {
 	ring atomic.Pointer[datagram.Ring]
 	// gate is used by the one goroutine that receives datagrams: the
 	// datagram receiver, or the emit reader on the WebSocket mapping.
-	gate    *datagram.Gate
-	probeMu sync.Mutex
-	probe   clock.Timer
+	gate *datagram.Gate
+	// probe is a server's §7.2 probe timer (under s.mu).
+	probe clock.Timer
 	// The sender goroutine starts with the first datagram (push), so an
 	// idle session pays no goroutine for the lane. shut, set by shutdown
 	// while the session's watcher still counts in s.wg, keeps a late first
-	// datagram from starting one after that (under probeMu).
+	// datagram from starting one after that (under s.mu).
 	shut bool
 	// origin and seq stamp what this side sends as itself.
 	origin uint32
@@ -52,13 +51,13 @@ func (d *datagramLane) push(b []byte) {
 	if r == nil {
 		// The ring is published once its sender runs, so a push that finds
 		// it has nothing to start.
-		d.probeMu.Lock()
+		d.s.mu.Lock()
 		if r = d.ring.Load(); r == nil {
 			r = datagram.NewRing(datagram.RingCapacity, datagram.RingTTL, d.s.opts.Clock)
 			d.startSenderLocked(r)
 			d.ring.Store(r)
 		}
-		d.probeMu.Unlock()
+		d.s.mu.Unlock()
 	}
 	r.Push(b)
 }
@@ -90,13 +89,13 @@ func (d *datagramLane) beginProbes() {
 	if s.mapping != transport.WebTransport || s.role != roleServer {
 		return
 	}
-	d.probeMu.Lock()
+	d.s.mu.Lock()
 	if d.shut {
-		d.probeMu.Unlock()
+		d.s.mu.Unlock()
 		return
 	}
 	d.probe = s.opts.Clock.AfterFunc(datagram.ProbeInterval, d.sendProbe)
-	d.probeMu.Unlock()
+	d.s.mu.Unlock()
 	_ = s.conn.SendDatagram(probeDatagram)
 }
 
@@ -106,13 +105,13 @@ func (d *datagramLane) sendProbe() {
 		return
 	}
 	_ = d.s.conn.SendDatagram(probeDatagram)
-	d.probeMu.Lock()
+	d.s.mu.Lock()
 	d.probe.Reset(datagram.ProbeInterval)
-	d.probeMu.Unlock()
+	d.s.mu.Unlock()
 }
 
 // startSenderLocked runs sendLoop on the ring made for the first datagram
-// queued over WebTransport, unless the lane is shut down; under probeMu.
+// queued over WebTransport, unless the lane is shut down; under s.mu.
 func (d *datagramLane) startSenderLocked(r *datagram.Ring) {
 	if d.s.mapping != transport.WebTransport || d.shut {
 		return
@@ -122,12 +121,12 @@ func (d *datagramLane) startSenderLocked(r *datagram.Ring) {
 }
 
 func (d *datagramLane) shutdown() {
-	d.probeMu.Lock()
+	d.s.mu.Lock()
 	d.shut = true
 	if d.probe != nil {
 		d.probe.Stop()
 	}
-	d.probeMu.Unlock()
+	d.s.mu.Unlock()
 }
 
 func (d *datagramLane) ringStats() (overflow, stale int64) {

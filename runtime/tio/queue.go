@@ -51,6 +51,12 @@ type emitQueue struct {
 	n        int // entries in ring
 	frames   int // frames in those entries: the §9 bound counts these
 	closed   bool
+	// parked says no writer runs (it ended its run on an empty queue, see
+	// session.writeRun): the push that finds the queue so starts one with
+	// writer.startWriter, under mu, so an idle session holds no writer
+	// goroutine. A queue without a writer (tests of the queue alone) never
+	// parks. Beside closed, so the queue takes 128 B.
+	parked bool
 	// wake holds one token when the writer has something to look at. It
 	// is made, under mu, by the first push or kick, or by a writer's run
 	// (wakeLocked), and never replaced: a session that never queued
@@ -70,12 +76,10 @@ type emitQueue struct {
 	hold    *time.Timer
 	holdFor time.Duration
 	bytes   int // what the queued frames hold
-	// parked says no writer runs (it ended its run on an empty queue, see
-	// session.writeRun): the push that finds the queue so starts one with
-	// startWriter, under mu, so an idle session holds no writer goroutine.
-	// A queue without startWriter (tests of the queue alone) never parks.
-	parked      bool
-	startWriter func()
+	// writer is the session whose writer the queue starts, set once its
+	// handshake is written: the session itself rather than a method value,
+	// which would cost every session a closure.
+	writer *session
 }
 
 // newEmitQueue makes a queue of capacity frames whose writer is woken at
@@ -210,7 +214,7 @@ func (q *emitQueue) pushEmit(c wire.Codec, event uint32, payload []byte) (pushRe
 func (q *emitQueue) unparkLocked() {
 	if q.parked && !q.closed {
 		q.parked = false
-		q.startWriter()
+		q.writer.startWriter()
 	}
 }
 
@@ -225,11 +229,11 @@ func (q *emitQueue) kick() {
 }
 
 // park ends the writer's run if nothing is queued: the next push starts
-// another. False when frames wait, or when the queue has no startWriter.
+// another. False when frames wait, or when the queue has no writer.
 func (q *emitQueue) park() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.n > 0 || q.startWriter == nil {
+	if q.n > 0 || q.writer == nil {
 		return false
 	}
 	q.parked = true

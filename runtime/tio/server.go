@@ -254,7 +254,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	}
 	defer srv.origins.Release(origin)
 	p.origin = origin
-	p.session = newSession(roleServer, conn, srv.contract, &srv.opts.Options, srv.hsFrame, p, srv.origin, &srv.seq)
+	p.session = newSession(roleServer, conn, srv.contract, &srv.opts.Options, &srv.hsFrame, p, srv.origin, &srv.seq)
 	p.session.metrics = srv.opts.Metrics
 	srv.mu.Lock()
 	// fenced is read under the lock that Fenced's closing takes, so a

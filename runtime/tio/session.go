@@ -56,14 +56,25 @@ const (
 // a streaming call once it sends. All of them end once the Conn's Done
 // fires.
 type session struct {
-	role     role
+	// The small fields share one word: every byte of an idle session's
+	// structure counts, a thousand times over (its size class is 416 B).
+	role    role
+	mapping transport.Mapping
+	hsState hsState // under mu
+	// hsSent says this side's handshake was written, or could not be;
+	// hsSentWait, made only for a close that waits for it, is closed then
+	// (both under mu).
+	hsSent bool
+
 	conn     transport.Conn
-	mapping  transport.Mapping
 	contract *Contract
 	// opts, defaults applied, are shared by every session of a server;
 	// opts.Clock drives every timer of the session.
-	opts    *Options
-	hsFrame []byte
+	opts *Options
+	// hsFrame is this side's handshake until it is written: a server's,
+	// shared by its sessions, or a client's own. By pointer, as features
+	// below, so the session takes 416 B.
+	hsFrame *[]byte
 	owner   owner
 
 	// ctx ends when the session ends; every handler context derives from
@@ -79,16 +90,14 @@ type session struct {
 	emitStream transport.SendStream
 	linger     *time.Timer
 
-	hsMu    sync.Mutex
-	hsState hsState
-	hsDone  latch.Latch // fired once the peer's handshake is accepted
-	// hsSent says this side's handshake was written, or could not be;
-	// hsSentWait, made only for a close that waits for it, is closed then
-	// (both under hsMu).
-	hsSent     bool
+	// mu guards the handshake's state and the datagram lane's start,
+	// probe and shutdown.
+	mu         sync.Mutex
+	hsDone     latch.Latch // fired once the peer's handshake is accepted
 	hsSentWait chan struct{}
 	hsTimer    clock.Timer
-	features   []string
+	// features are those agreed with the peer (§4.4), nil for none.
+	features *[]string
 
 	// ended fires once the session ended and err is set. Neither latch
 	// holds a channel unless something waits on it.
@@ -161,7 +170,7 @@ type Stats struct {
 // newSession prepares a session with opts, whose defaults are applied
 // (Options.withDefaults) and which nothing changes after; origin and seq
 // stamp the datagrams this side sends as itself (§7.3).
-func newSession(r role, conn transport.Conn, c *Contract, opts *Options, hsFrame []byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
+func newSession(r role, conn transport.Conn, c *Contract, opts *Options, hsFrame *[]byte, o owner, origin uint32, seq *datagram.Sequencer) *session {
 	s := &session{
 		role:     r,
 		conn:     conn,
@@ -211,9 +220,9 @@ func (s *session) start(acceptHere bool) (accept bool) {
 			"'%s' is unreliable with no fallback", s.contract.firstUndeclared))
 		return false
 	}
-	s.hsMu.Lock()
+	s.mu.Lock()
 	s.hsTimer = s.opts.Clock.AfterFunc(s.opts.HandshakeTimeout, s.handshakeExpired)
-	s.hsMu.Unlock()
+	s.mu.Unlock()
 	s.wg.Add(2)
 	go s.writeLoop()
 	go s.readLoop()
@@ -262,21 +271,21 @@ func (s *session) watch() {
 	// still accepted: it came first on the wire, and the server's
 	// OnSession then precedes its OnSessionEnd for a peer that did
 	// handshake. Only the deadline fails the handshake.
-	s.hsMu.Lock()
+	s.mu.Lock()
 	if s.hsTimer != nil {
 		s.hsTimer.Stop()
 	}
-	s.hsMu.Unlock()
+	s.mu.Unlock()
 	s.ended.Fire()
 }
 
 func (s *session) handshakeExpired() {
-	s.hsMu.Lock()
+	s.mu.Lock()
 	expired := s.hsState == hsPending
 	if expired {
 		s.hsState = hsFailed
 	}
-	s.hsMu.Unlock()
+	s.mu.Unlock()
 	if expired {
 		s.metrics.Hit(metrics.LimitHandshakeTimeout)
 		s.closeWith(wire.CloseHandshakeTimeout, fmt.Sprintf("no handshake in %d ms", s.opts.HandshakeTimeout.Milliseconds()))
@@ -321,16 +330,16 @@ func (s *session) closeSession(code Code, reason string) error {
 // longer. The bound is no spec timer, so it runs on the wall clock, and a
 // test's fake clock cannot hold a close for ever.
 func (s *session) awaitHandshakeSent() {
-	s.hsMu.Lock()
+	s.mu.Lock()
 	if s.hsSent {
-		s.hsMu.Unlock()
+		s.mu.Unlock()
 		return
 	}
 	if s.hsSentWait == nil {
 		s.hsSentWait = make(chan struct{})
 	}
 	sent := s.hsSentWait
-	s.hsMu.Unlock()
+	s.mu.Unlock()
 	if s.ended.Fired() {
 		return
 	}
@@ -345,12 +354,12 @@ func (s *session) awaitHandshakeSent() {
 
 // handshakeSent marks this side's handshake written, or failed.
 func (s *session) handshakeSent() {
-	s.hsMu.Lock()
+	s.mu.Lock()
 	s.hsSent = true
 	if s.hsSentWait != nil {
 		close(s.hsSentWait)
 	}
-	s.hsMu.Unlock()
+	s.mu.Unlock()
 }
 
 // handshakeSendBound bounds how long Close waits for this side's handshake
@@ -367,8 +376,8 @@ func (s *session) endErr() error {
 
 // agreedFeatures is Client.Features and Peer.Features.
 func (s *session) agreedFeatures() []string {
-	if s.hsDone.Fired() {
-		return append([]string(nil), s.features...)
+	if s.hsDone.Fired() && s.features != nil {
+		return append([]string(nil), (*s.features)...)
 	}
 	return nil
 }
@@ -565,17 +574,18 @@ func (s *session) writeLoop() {
 		}
 		return
 	}
-	_, err = st.Write(s.hsFrame)
+	hs := *s.hsFrame
+	s.hsFrame = nil // a client's own, held no longer than needed
+	_, err = st.Write(hs)
 	s.handshakeSent()
 	if err != nil {
 		s.writeFailed(err)
 		return
 	}
-	s.traffic.Out(metrics.LaneEmit, len(s.hsFrame))
-	s.hsFrame = nil // a client's own, held no longer than needed
+	s.traffic.Out(metrics.LaneEmit, len(hs))
 	s.emitStream = st
 	s.q.mu.Lock()
-	s.q.startWriter = s.startWriter
+	s.q.writer = s
 	s.q.mu.Unlock()
 	if s.parkWriter() {
 		return // nothing queued since the session began: no writer waits
@@ -843,17 +853,19 @@ func (s *session) acceptHandshake(payload []byte) bool {
 		return false
 	}
 	features := wire.NegotiateFeatures(s.opts.Features, h.Feat)
-	s.hsMu.Lock()
+	s.mu.Lock()
 	if s.hsState != hsPending {
-		s.hsMu.Unlock()
+		s.mu.Unlock()
 		return false
 	}
 	s.hsState = hsAccepted
-	s.features = features
+	if len(features) > 0 {
+		s.features = &features
+	}
 	s.hsTimer.Stop()
 	s.hsTimer = nil // not held for the session's life
 	s.hsDone.Fire()
-	s.hsMu.Unlock()
+	s.mu.Unlock()
 	s.dg.beginProbes()
 	s.owner.established()
 	return true

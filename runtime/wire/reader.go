@@ -46,25 +46,28 @@ type Reader struct {
 	ahead      []byte // read-ahead buffer; unread bytes are ahead[start:end]
 	start, end int
 	// maxAhead, when above readAhead, lets ahead grow to it (ReadAhead);
-	// filled says the last Read filled all the room it was given, and
-	// shortReads counts Reads in a row that would have fit readAhead.
+	// filled (below) says the last Read filled all the room it was given,
+	// and shortReads counts Reads in a row that would have fit readAhead.
 	maxAhead   int
-	filled     bool
 	shortReads int
 	readErr    error  // an error the stream returned along with data, not yet reported
 	big        []byte // payloads larger than the read-ahead buffer
 	small      int    // frames in a row that fit in retainCap while big is larger
 	err        error  // sticky: after a decode or read error the framing is lost
-	// valid, when not 0, are the types this stream carries (§5.2), and
-	// stream names it in the error.
-	valid  Types
+	// stream names the stream in the error of a type it does not carry
+	// (valid, below).
 	stream string
 	// budget, when set, holds charged bytes: big's capacity.
 	budget  Budget
 	charged int
+	// The small fields share the last word, so a Reader takes 192 B: an
+	// idle session holds its emit stream's for its whole life.
+	filled bool
 	// shed says the read-ahead buffer was given up (Shed): the next Read
 	// goes into first, and the buffer is made once bytes arrived.
-	shed  bool
+	shed bool
+	// valid, when not 0, are the types this stream carries (§5.2).
+	valid Types
 	first [HeaderLen]byte
 }
 

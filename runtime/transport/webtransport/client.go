@@ -83,7 +83,8 @@ func HashFromHex(s string) ([32]byte, error) {
 // HEAD /.well-known/transport-io over HTTPS within ProbeTimeout,
 // WT_CERT_EXPIRED for an expired pinned certificate, WT_HANDSHAKE_FAILED
 // otherwise. A refusal is not a Dial error: the session opens and closes with
-// WT_UNAUTHORIZED, as a browser sees it (§4).
+// WT_UNAUTHORIZED, as a browser sees it (§4). ctx bounds the dial only: the
+// session outlives it and does not carry its values.
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
@@ -102,8 +103,12 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (transport.Conn,
 	}
 	idle := orDuration(opts.IdleTimeout, DefaultIdleTimeout)
 
-	dialCtx, cancel := context.WithTimeout(ctx, orDuration(opts.DialTimeout, DefaultDialTimeout))
-	defer cancel()
+	deadline, cancel := context.WithTimeout(ctx, orDuration(opts.DialTimeout, DefaultDialTimeout))
+	dialCtx := newDialContext(deadline)
+	defer func() {
+		cancel()
+		dialCtx.release()
+	}()
 	h3TLS := tlsConf.Clone()
 	h3TLS.NextProtos = []string{http3.NextProtoH3}
 	quicConf := &quic.Config{
@@ -177,8 +182,7 @@ func dialSession(ctx context.Context, host, rawURL string, h3TLS *tls.Config, co
 	if err != nil {
 		return nil, nil, &sessionStage{quic: true, err: err}
 	}
-	tr := &wt.Transport{}
-	cc, err := tr.NewClientConn(qc)
+	cc, err := clientTransport.NewClientConn(qc)
 	if err != nil {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 		return nil, nil, &sessionStage{err: fmt.Errorf("starting WebTransport: %w", err)}
@@ -231,6 +235,43 @@ func dialFailure(ctx context.Context, host, path string, tlsConf *tls.Config, re
 	}
 	return handshakeFailure(ctx, host, tlsConf, orDuration(probeTimeout, ProbeTimeout), err)
 }
+
+// clientTransport starts WebTransport on every connection Dial opens: it
+// holds nothing of a connection's, and one per dial would cost every
+// client session the context webtransport-go makes for it and keeps.
+var clientTransport wt.Transport
+
+// dialContext is the context a dial runs under. webtransport-go and
+// quic-go keep the context given to their Dial for the connection's and the
+// session's life (their contexts derive from it through
+// context.WithoutCancel), and with it the dial's deadline and its done
+// channel: release, once the dial returned and its deadline was cancelled,
+// lets go of them and of the caller's context for an ended context that
+// holds nothing. The session's context then carries no value of the
+// caller's, as on the WebSocket mapping.
+type dialContext struct {
+	ctx atomic.Pointer[context.Context]
+}
+
+func newDialContext(ctx context.Context) *dialContext {
+	d := new(dialContext)
+	d.ctx.Store(&ctx)
+	return d
+}
+
+// dialEnded is what a released dialContext refers to: done, as the dial's
+// deadline context is once cancelled, and without values.
+var dialEnded = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (d *dialContext) release()                                { d.ctx.Store(&dialEnded) }
+func (d *dialContext) Deadline() (deadline time.Time, ok bool) { return (*d.ctx.Load()).Deadline() }
+func (d *dialContext) Done() <-chan struct{}                   { return (*d.ctx.Load()).Done() }
+func (d *dialContext) Err() error                              { return (*d.ctx.Load()).Err() }
+func (d *dialContext) Value(key any) any                       { return (*d.ctx.Load()).Value(key) }
 
 // lingerThenClose releases a client's QUIC connection once its session
 // ended. After a local close it first waits, up to the grace, for the server

@@ -1,6 +1,7 @@
 package webtransport
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,11 +11,13 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/clock"
 	"github.com/transport-io/tiogen/runtime/devcert"
+	"github.com/transport-io/tiogen/runtime/transport"
 	"github.com/transport-io/tiogen/runtime/wire"
 )
 
@@ -199,4 +202,43 @@ func devcertMintLong() (rawCert, error) {
 		return rawCert{}, err
 	}
 	return rawCert{der: der, sum: sha256.Sum256(der)}, nil
+}
+
+// Dial lets go of the context it was given once it returned: webtransport-go
+// and quic-go keep theirs for the session's life, and the session's context
+// then holds neither the dial's deadline nor the caller's context (nor its
+// values), while the session stays up.
+func TestDialLetsGoOfItsContextAfterTheDial(t *testing.T) {
+	h := startServer(t, Options{})
+	type key struct{}
+	held := new([64]byte)
+	cleaned := make(chan struct{})
+	runtime.AddCleanup(held, func(ch chan struct{}) { close(ch) }, cleaned)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, held), 5*time.Second)
+	c, err := Dial(ctx, h.srv.URL(), h.dialOptions())
+	cancel()
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close(0, "") })
+	held, ctx = nil, nil
+	sctx := c.(transport.ContextConn).Context()
+	if v := sctx.Value(key{}); v != nil {
+		t.Fatalf("the session's context carries the dial's value %v", v)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for done := false; !done; {
+		runtime.GC()
+		select {
+		case <-cleaned:
+			done = true
+		case <-time.After(10 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("the context given to Dial is still reachable after the dial")
+			}
+		}
+	}
+	if sctx.Err() != nil || c.(*conn).isDone() {
+		t.Fatalf("the session ended with the dial's context: %v", sctx.Err())
+	}
 }

@@ -46,8 +46,14 @@ type conn struct {
 	// maxDatagram caches MaxDatagramSize (see DatagramLimitRefresh).
 	maxDatagram datagramLimit
 
+	// emitOut and emitIn are this side's emit stream and the peer's
+	// (OpenEmit and AcceptEmit, each called once): the streams the engine
+	// is handed are the conn itself (emitSend, emitReceive), so neither
+	// costs an allocation of its own for the session's life.
+	emitOut *wt.SendStream
+	emitIn  *wt.ReceiveStream
+
 	mu           sync.Mutex
-	closing      bool // a local close was started
 	info         transport.CloseInfo
 	stopFallback func() bool
 	// afterDone runs once done fired (AfterDone); done fires under mu,
@@ -67,7 +73,10 @@ type conn struct {
 	// mu).
 	emitWritten atomic.Bool
 	probed      bool
-	probedWait  chan struct{}
+	// closing says a local close was started (under mu); beside probed,
+	// so the conn takes 240 B.
+	closing    bool
+	probedWait chan struct{}
 }
 
 func newConn(sess *wt.Session, qconn *quic.Conn, connect *http3.Stream, grace time.Duration, clk clock.Clock, srv *Server) *conn {
@@ -203,7 +212,8 @@ func (c *conn) OpenEmit(ctx context.Context) (transport.SendStream, error) {
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
-	return &sendStream{s: s, c: c}, nil
+	c.emitOut = s
+	return (*emitSend)(c), nil
 }
 
 // atStreamLimit reports whether an open failed only because the peer's
@@ -215,11 +225,12 @@ func atStreamLimit(err error) bool {
 }
 
 func (c *conn) AcceptEmit(ctx context.Context) (transport.ReceiveStream, error) {
-	s, err := c.sess.AcceptUniStream(ctx)
+	s, err := c.sess.AcceptUniStream(c.waitContext(ctx))
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
-	return &receiveStream{s: s, c: c}, nil
+	c.emitIn = s
+	return (*emitReceive)(c), nil
 }
 
 func (c *conn) OpenCall(ctx context.Context) (transport.Stream, error) {
@@ -242,7 +253,7 @@ func (c *conn) AcceptCall(ctx context.Context) (transport.Stream, error) {
 		// (Dial): there is nothing to accept, now or later.
 		return nil, transport.ErrNoInboundCalls
 	}
-	s, err := c.sess.AcceptStream(ctx)
+	s, err := c.sess.AcceptStream(c.waitContext(ctx))
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
@@ -264,7 +275,7 @@ func (c *conn) SendDatagram(b []byte) error {
 }
 
 func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
-	b, err := c.sess.ReceiveDatagram(ctx)
+	b, err := c.sess.ReceiveDatagram(c.waitContext(ctx))
 	if err != nil {
 		return nil, c.sessionError(ctx, err)
 	}
@@ -272,6 +283,21 @@ func (c *conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 		c.sawProbe()
 	}
 	return b, nil
+}
+
+// waitContext is the context an accept or a datagram receive hands
+// webtransport-go: none for a wait bounded by the session's own context
+// (the engine's), which webtransport-go ends with the session anyway. Every
+// way a session ends closes its accept queues and cancels the CONNECT
+// stream's receive side, which wakes a datagram receive, before the
+// session's context ends; a wait that also selected on that context would
+// hold one more sudog (about 100 B) for as long as it waits, the session's life
+// for the engine's call acceptor and datagram receiver.
+func (c *conn) waitContext(ctx context.Context) context.Context {
+	if ctx == c.sess.Context() {
+		return context.Background()
+	}
+	return ctx
 }
 
 // datagramProbe is longer than any QUIC packet, so sending it only asks
@@ -426,33 +452,29 @@ func (c *conn) CloseInfo() transport.CloseInfo {
 	return c.info
 }
 
-type sendStream struct {
-	s *wt.SendStream
-	c *conn
-}
+// emitSend is this side's emit stream (conn.emitOut).
+type emitSend conn
 
-func (s *sendStream) Write(p []byte) (int, error) {
-	n, err := s.s.Write(p)
+func (s *emitSend) Write(p []byte) (int, error) {
+	n, err := s.emitOut.Write(p)
 	if n > 0 {
-		s.c.emitWritten.Store(true)
+		s.emitWritten.Store(true)
 	}
-	return n, s.c.streamError(err)
+	return n, (*conn)(s).streamError(err)
 }
 
-func (s *sendStream) Close() error     { return s.c.streamError(s.s.Close()) }
-func (s *sendStream) Reset(code uint8) { s.s.CancelWrite(wtResetCode(code)) }
+func (s *emitSend) Close() error     { return (*conn)(s).streamError(s.emitOut.Close()) }
+func (s *emitSend) Reset(code uint8) { s.emitOut.CancelWrite(wtResetCode(code)) }
 
-type receiveStream struct {
-	s *wt.ReceiveStream
-	c *conn
+// emitReceive is the peer's emit stream (conn.emitIn).
+type emitReceive conn
+
+func (s *emitReceive) Read(p []byte) (int, error) {
+	n, err := s.emitIn.Read(p)
+	return n, (*conn)(s).streamError(err)
 }
 
-func (s *receiveStream) Read(p []byte) (int, error) {
-	n, err := s.s.Read(p)
-	return n, s.c.streamError(err)
-}
-
-func (s *receiveStream) Stop(code uint8) { stopReading(s.s, code) }
+func (s *emitReceive) Stop(code uint8) { stopReading(s.emitIn, code) }
 
 // stopReading stops reading a stream with code, and wakes its Read:
 // webtransport-go (v0.13.0) holds a Read of a stream the peer reset with

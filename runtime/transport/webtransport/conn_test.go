@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	wt "github.com/quic-go/webtransport-go"
 
@@ -568,5 +570,86 @@ func TestOpenCallAtTheStreamLimitWaitsForCredit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the fifth open did not go through once a call was done")
+	}
+}
+
+// The emit streams the engine is handed are the conn itself (emitSend,
+// emitReceive), which stays in its 240 B size class: each stream costs an
+// idle session no allocation of its own.
+func TestEmitStreamsAreTheConn(t *testing.T) {
+	if n := unsafe.Sizeof(conn{}); n > 240 {
+		t.Errorf("conn is %d B, over its 240 B size class", n)
+	}
+	h := startServer(t, Options{})
+	client, server := h.pair()
+	out, err := client.OpenEmit(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	in, err := server.AcceptEmit(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (*conn)(out.(*emitSend)) != client.(*conn) || (*conn)(in.(*emitReceive)) != server.(*conn) {
+		t.Fatal("the emit streams are not their conns")
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(in, b); err != nil || b[0] != 'x' {
+		t.Fatalf("read %q, %v", b, err)
+	}
+}
+
+// The engine's session-long waits are bounded by the session's own context,
+// which the conn does not hand webtransport-go (waitContext): they still
+// get what arrives, and still return once the session ends, whichever way
+// it ends.
+func TestWaitsOnTheSessionsOwnContextEndWithTheSession(t *testing.T) {
+	for _, end := range []string{"client closes", "server closes", "connection lost"} {
+		t.Run(end, func(t *testing.T) {
+			h := startServer(t, Options{})
+			client, server := h.pair()
+			own := func(c transport.Conn) context.Context { return c.(transport.ContextConn).Context() }
+
+			if err := client.SendDatagram([]byte("datagram")); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := server.ReceiveDatagram(own(server)); err != nil || string(b) != "datagram" {
+				t.Fatalf("ReceiveDatagram = %q, %v", b, err)
+			}
+
+			errs := make(chan error, 5)
+			go func() { _, err := server.AcceptCall(own(server)); errs <- err }()
+			go func() { _, err := server.ReceiveDatagram(own(server)); errs <- err }()
+			go func() { _, err := server.AcceptEmit(own(server)); errs <- err }()
+			go func() { _, err := client.ReceiveDatagram(own(client)); errs <- err }()
+			go func() { _, err := client.AcceptEmit(own(client)); errs <- err }()
+			select {
+			case err := <-errs:
+				t.Fatalf("a wait returned before the session ended: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			switch end {
+			case "client closes":
+				client.Close(wire.CloseNoError, "")
+			case "server closes":
+				server.Close(wire.CloseNoError, "")
+			case "connection lost":
+				h.srv.ports.udp.Close() // nothing more reaches the client
+				client.(*conn).qconn.CloseWithError(0, "")
+			}
+			for range 5 {
+				select {
+				case err := <-errs:
+					if wire.CodeOf(err) != wire.SessionClosed && !errors.Is(err, context.Canceled) {
+						t.Fatalf("a wait returned %v, want WT_SESSION_CLOSED or its context's end", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("a wait did not return once the session ended")
+				}
+			}
+		})
 	}
 }
