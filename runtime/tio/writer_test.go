@@ -65,3 +65,33 @@ func TestSpec3_1_EmitWriterRunsOnlyWhileFramesKeepComing(t *testing.T) {
 		t.Fatalf("got %q after the writer ended", got)
 	}
 }
+
+// The emit writer's working set grows with what it writes: a writer woken
+// for one small frame, its pool just emptied by garbage collection (as it
+// is after every collection), makes a few hundred bytes, not a set sized
+// for the largest batch (64 KiB and 256 frames). A paced broadcast wakes
+// every member's writer for one frame each time, and sets made at full
+// size were most of what a server allocated for it.
+func TestEmitWriterWorkingSetGrowsWithTheBatch(t *testing.T) {
+	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
+	var least uint64 = 1 << 62
+	for i := range 20 {
+		runtime.GC()
+		runtime.GC() // the pools' victims too
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := p.client.Emit(evPing, fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.srv.got.next(t), fmt.Sprintf("ping:%d", i); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	// The least of 20 tries: other goroutines of the process allocate too.
+	if least > 16<<10 {
+		t.Errorf("one 1 B emit after the pools were emptied allocated at least %d B (both ends), want at most 16 KiB", least)
+	}
+	t.Logf("one emit after the pools were emptied: at least %d B allocated, both ends", least)
+}
