@@ -1,6 +1,7 @@
 package tio
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -272,11 +273,13 @@ func (q *emitQueue) signal() {
 	}
 }
 
-// take moves every queued frame onto dst, in order.
+// take moves every queued frame onto dst, in order, growing dst at most
+// once.
 func (q *emitQueue) take(dst []*frame) []*frame {
 	q.mu.Lock()
 	if q.n > 0 {
 		q.takes++
+		dst = slices.Grow(dst, q.n)
 	}
 	q.frames, q.bytes = 0, 0
 	for ; q.n > 0; q.n-- {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -673,6 +674,7 @@ func (s *session) parkWriter() bool {
 func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 	for {
 		w.batch = s.q.take(w.batch[:0])
+		w.grow()
 		for i, f := range w.batch {
 			s.traffic.OutMany(metrics.LaneEmit, f.frames(), len(f.b))
 			w.buf = append(w.buf, f.b...)
@@ -721,6 +723,17 @@ type emitWrite struct {
 }
 
 var emitWritePool = sync.Pool{New: func() any { return new(emitWrite) }}
+
+// grow makes room in buf, once, for what the batch's frames will put in it
+// before its first Write: growing by append instead would allocate and
+// copy a burst's buffer several times over.
+func (w *emitWrite) grow() {
+	n := 0
+	for _, f := range w.batch {
+		n += len(f.b)
+	}
+	w.buf = slices.Grow(w.buf, min(n, emitFlushAt))
+}
 
 func getEmitWrite() *emitWrite { return emitWritePool.Get().(*emitWrite) }
 
