@@ -1,9 +1,7 @@
 package tio
 
 import (
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -53,9 +51,6 @@ type emitQueue struct {
 	n        int // entries in ring
 	frames   int // frames in those entries: the §9 bound counts these
 	closed   bool
-	// lingered says the writer's linger timer expired: set with a token on
-	// wake (lingerFired), taken by the writer (session.writeRun).
-	lingered atomic.Bool
 	// wake holds one token when the writer has something to look at. It
 	// is made, under mu, by the first push or kick, or by a writer's run
 	// (wakeLocked), and never replaced: a session that never queued
@@ -270,15 +265,6 @@ func (q *emitQueue) wakeChan() <-chan struct{} {
 	return q.wakeLocked()
 }
 
-// lingerFired is the writer's linger timer expiring: it wakes the writer,
-// which parks if it wrote nothing since the last expiry.
-func (q *emitQueue) lingerFired() {
-	q.lingered.Store(true)
-	q.mu.Lock() // signal reads wake after holding mu since it was made
-	q.mu.Unlock()
-	q.signal()
-}
-
 func (q *emitQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
@@ -286,13 +272,11 @@ func (q *emitQueue) signal() {
 	}
 }
 
-// take moves every queued frame onto dst, in order, growing dst at most
-// once.
+// take moves every queued frame onto dst, in order.
 func (q *emitQueue) take(dst []*frame) []*frame {
 	q.mu.Lock()
 	if q.n > 0 {
 		q.takes++
-		dst = slices.Grow(dst, q.n)
 	}
 	q.frames, q.bytes = 0, 0
 	for ; q.n > 0; q.n-- {
@@ -355,5 +339,4 @@ func (q *emitQueue) shutdown() {
 	}
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
-	q.signal() // a writer waiting for frames ends (session.writeRun)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -613,37 +612,23 @@ const emitWriterLinger = 250 * time.Millisecond
 func (s *session) writeRun() {
 	// The timer is stopped on every way out but a park: a parked writer's
 	// timer has fired, and the next writer may already be resetting it.
-	wake := s.q.wakeChan()
-	held := s.q.held()
 	linger := s.lingerTimer()
+	wake := s.q.wakeChan()
 	wrote := false
 	for {
-		// A receive on wake alone (and the flush delay's channel, when
-		// set): the session's end and the linger's expiry come through wake
-		// too (emitQueue.shutdown, emitQueue.lingerFired). A select that
-		// also waited on the context's channel and a timer's cost every
-		// wake-up, one per member per paced broadcast, about 0.4 µs more.
-		if held == nil {
-			<-wake
-		} else {
-			select {
-			case <-wake:
-			case <-held: // the flush delay ended (Options.EmitFlushDelay)
-			}
-		}
-		if s.isEnded() {
+		select {
+		case <-wake:
+		case <-s.q.held(): // the flush delay ended (Options.EmitFlushDelay)
+		case <-s.ctx.Done():
 			linger.Stop()
 			return
-		}
-		// The token of a push may have been merged with the linger's, so
-		// whatever is queued is written either way.
-		fired := s.q.lingered.Swap(false)
-		if fired {
+		case <-linger.C:
 			if !wrote && s.parkWriter() {
 				return
 			}
 			wrote = false
 			linger.Reset(emitWriterLinger)
+			continue
 		}
 		// The buffers are held only while there is something to write: an
 		// idle session holds none.
@@ -653,18 +638,16 @@ func (s *session) writeRun() {
 			return
 		}
 		putEmitWrite(w)
-		if !fired {
-			wrote = true
-		}
+		wrote = true
 	}
 }
 
 // lingerTimer is the writer's linger timer, running for emitWriterLinger;
 // made by the first run that gets this far and reused by the next, since one
-// writer runs at a time. Its expiry wakes the writer through the queue.
+// writer runs at a time.
 func (s *session) lingerTimer() *time.Timer {
 	if s.linger == nil {
-		s.linger = time.AfterFunc(emitWriterLinger, s.q.lingerFired)
+		s.linger = time.NewTimer(emitWriterLinger)
 	} else {
 		s.linger.Reset(emitWriterLinger)
 	}
@@ -690,7 +673,6 @@ func (s *session) parkWriter() bool {
 func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 	for {
 		w.batch = s.q.take(w.batch[:0])
-		w.grow()
 		for i, f := range w.batch {
 			s.traffic.OutMany(metrics.LaneEmit, f.frames(), len(f.b))
 			w.buf = append(w.buf, f.b...)
@@ -728,28 +710,14 @@ func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 const emitFlushAt = 64 << 10
 
 // emitWrite is the emit writer's working set while the queue holds frames.
-// It starts empty and grows by append to what the batches of the moment
-// need: every garbage collection empties the pool, and a set made at full
-// size (64 KiB and 256 frames) for each writer woken after one, most of
-// them for a single 100 B frame of a paced broadcast, made a fan-out to
-// 500 members allocate about 1 KiB per delivery and collect twice as often.
 type emitWrite struct {
 	buf   []byte
 	batch []*frame
 }
 
-var emitWritePool = sync.Pool{New: func() any { return new(emitWrite) }}
-
-// grow makes room in buf, once, for what the batch's frames will put in it
-// before its first Write: growing by append instead would allocate and
-// copy a burst's buffer several times over.
-func (w *emitWrite) grow() {
-	n := 0
-	for _, f := range w.batch {
-		n += len(f.b)
-	}
-	w.buf = slices.Grow(w.buf, min(n, emitFlushAt))
-}
+var emitWritePool = sync.Pool{New: func() any {
+	return &emitWrite{buf: make([]byte, 0, emitFlushAt), batch: make([]*frame, 0, EmitQueueFrames)}
+}}
 
 func getEmitWrite() *emitWrite { return emitWritePool.Get().(*emitWrite) }
 
