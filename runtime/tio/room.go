@@ -26,7 +26,10 @@ func (r *Room) Name() string { return r.name }
 func (r *Room) Members() int {
 	r.srv.mu.RLock()
 	defer r.srv.mu.RUnlock()
-	return len(r.srv.rooms[r.name].list)
+	if m := r.srv.rooms[r.name]; m != nil {
+		return len(m.list)
+	}
+	return 0
 }
 
 // peerSet is a set of local peers kept dense, so a broadcast walks a slice

@@ -239,6 +239,9 @@ func TestSpec6_5_BroadcastReachesMembersAfterLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	if n := srv.Room("lobby").Members(); n != 0 {
+		t.Fatalf("%d members before any joined", n)
+	}
 	ms := connect(t, srv, 6)
 	for _, m := range ms {
 		_ = m.peer.Join("lobby")
