@@ -28,7 +28,7 @@ func handshaken(t *testing.T) (*testServer, *rawPeer) {
 func onlyPeer(ts *testServer) *Peer {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
-	for p := range ts.peers {
+	for _, p := range ts.peers.all() {
 		return p
 	}
 	return nil

@@ -180,7 +180,7 @@ func TestSpec7_5_DatagramBeforeHandshakeDiscarded(t *testing.T) {
 	waitFor(t, "the early datagram to be discarded", func() bool {
 		ts.mu.RLock()
 		defer ts.mu.RUnlock()
-		for p := range ts.peers {
+		for _, p := range ts.peers.all() {
 			peer = p
 		}
 		return peer != nil && peer.Stats().EarlyDiscarded == 1

@@ -39,7 +39,8 @@ func (srv *Server) Metrics() *metrics.Metrics { return srv.opts.Metrics }
 func (srv *Server) Live(add func(metrics.Session)) {
 	srv.mu.RLock()
 	defer srv.mu.RUnlock()
-	for p := range srv.peers {
+	for _, m := range srv.peers.list {
+		p := m.p
 		add(metrics.Session{Mapping: metricsMapping(p.mapping), Traffic: &p.traffic, Drops: p.drops(), QueueDepth: p.q.depth()})
 	}
 }

@@ -26,25 +26,76 @@ func (r *Room) Name() string { return r.name }
 func (r *Room) Members() int {
 	r.srv.mu.RLock()
 	defer r.srv.mu.RUnlock()
-	return len(r.srv.rooms[r.name])
+	if m := r.srv.rooms[r.name]; m != nil {
+		return len(m.list)
+	}
+	return 0
+}
+
+// peerSet is a set of local peers kept dense, so a broadcast walks a slice
+// rather than a map, and each entry holds the peer's emit queue, so a push
+// reaches it without loading the peer and its session first. Removal
+// swaps the last entry into the gap; at says where each peer is.
+type peerSet struct {
+	list []peerRef
+	at   map[*Peer]int
+}
+
+type peerRef struct {
+	p *Peer
+	q *emitQueue
+}
+
+func newPeerSet() *peerSet { return &peerSet{at: make(map[*Peer]int)} }
+
+func (s *peerSet) add(p *Peer) {
+	if _, in := s.at[p]; in {
+		return
+	}
+	s.at[p] = len(s.list)
+	s.list = append(s.list, peerRef{p: p, q: p.q})
+}
+
+func (s *peerSet) remove(p *Peer) {
+	i, in := s.at[p]
+	if !in {
+		return
+	}
+	delete(s.at, p)
+	last := len(s.list) - 1
+	if i != last {
+		s.list[i] = s.list[last]
+		s.at[s.list[i].p] = i
+	}
+	s.list[last] = peerRef{} // no reference left to a session that ended
+	s.list = s.list[:last]
+}
+
+// all copies the peers out, for work done after the lock is let go.
+func (s *peerSet) all() []*Peer {
+	out := make([]*Peer, len(s.list))
+	for i, m := range s.list {
+		out[i] = m.p
+	}
+	return out
 }
 
 func (srv *Server) addMember(room string, p *Peer) {
 	srv.mu.Lock()
 	m := srv.rooms[room]
 	if m == nil {
-		m = make(map[*Peer]struct{})
+		m = newPeerSet()
 		srv.rooms[room] = m
 	}
-	m[p] = struct{}{}
+	m.add(p)
 	srv.mu.Unlock()
 }
 
 func (srv *Server) removeMember(room string, p *Peer) {
 	srv.mu.Lock()
 	if m := srv.rooms[room]; m != nil {
-		delete(m, p)
-		if len(m) == 0 {
+		m.remove(p)
+		if len(m.list) == 0 {
 			delete(srv.rooms, room)
 		}
 	}
@@ -91,10 +142,10 @@ func (r *Room) Emit(ctx context.Context, event uint32, payload []byte, except ..
 	// queues' take counts when the wait began.
 	var full []*Peer
 	var marks []uint64
-	r.srv.fanOut(r.name, func(p *Peer) {
-		if p.q.push(f) == pushFull {
+	r.srv.fanOut(r.name, func(p *Peer, q *emitQueue) {
+		if q.push(f) == pushFull {
 			full = append(full, p)
-			marks = append(marks, p.q.taken())
+			marks = append(marks, q.taken())
 		}
 	}, except, nil)
 	if len(full) > 0 {
@@ -136,7 +187,7 @@ func (r *Room) sendDatagram(ctx context.Context, event uint32, payload []byte, o
 		wire.Datagram{Codec: ev.Payload, EventID: ev.ID, Origin: origin, Seq: seq.Next(ev.ID), Payload: payload})
 	r.srv.encodes.Add(1)
 	skipped := 0
-	r.srv.fanOut(r.name, func(p *Peer) {
+	r.srv.fanOut(r.name, func(p *Peer, _ *emitQueue) {
 		if len(payload) > wire.MaxDatagramPayload(p.conn.MaxDatagramSize()) {
 			skipped++
 			return
@@ -172,20 +223,24 @@ func (srv *Server) refuseSend(event uint32, known bool, kind Kind, lane wire.Lan
 }
 
 // fanOut calls send for every local member of room (every local peer for
-// room "") not excluded by peer or by id. It runs under the read lock, so
-// membership cannot change mid-broadcast; send must not block.
-func (srv *Server) fanOut(room string, send func(*Peer), except []*Peer, exceptIDs []string) {
+// room "") not excluded by peer or by id, with the member's emit queue. It
+// runs under the read lock, so membership cannot change mid-broadcast;
+// send must not block.
+func (srv *Server) fanOut(room string, send func(*Peer, *emitQueue), except []*Peer, exceptIDs []string) {
 	srv.mu.RLock()
 	defer srv.mu.RUnlock()
 	members := srv.rooms[room]
 	if room == "" {
 		members = srv.peers
 	}
-	for p := range members {
-		if slices.Contains(except, p) || slices.Contains(exceptIDs, p.id) {
+	if members == nil {
+		return
+	}
+	for _, m := range members.list {
+		if (len(except) > 0 && slices.Contains(except, m.p)) || (len(exceptIDs) > 0 && slices.Contains(exceptIDs, m.p.id)) {
 			continue
 		}
-		send(p)
+		send(m.p, m.q)
 	}
 }
 
@@ -195,9 +250,9 @@ func (srv *Server) remote(m adapter.Message) {
 	switch m.Lane {
 	case wire.Reliable:
 		f := &frame{b: m.Frame}
-		srv.fanOut(m.Room, func(p *Peer) { _ = p.enqueue(f) }, nil, m.Except)
+		srv.fanOut(m.Room, func(p *Peer, _ *emitQueue) { _ = p.enqueue(f) }, nil, m.Except)
 	case wire.Unreliable:
-		srv.fanOut(m.Room, func(p *Peer) {
+		srv.fanOut(m.Room, func(p *Peer, _ *emitQueue) {
 			if len(m.Frame)-wire.DatagramHeaderLen <= wire.MaxDatagramPayload(p.conn.MaxDatagramSize()) {
 				_ = p.queueDatagram(m.Frame)
 			}
@@ -231,17 +286,14 @@ func (srv *Server) adapterEvent(e adapter.Event) {
 	switch e.Kind {
 	case adapter.Gap:
 		var lost []*Peer
-		srv.fanOut(e.Room, func(p *Peer) { lost = append(lost, p) }, nil, nil)
+		srv.fanOut(e.Room, func(p *Peer, _ *emitQueue) { lost = append(lost, p) }, nil, nil)
 		for _, p := range lost {
 			p.closeWith(wire.CloseNoError, gapReason)
 		}
 	case adapter.Fenced:
 		srv.fenced.Store(true)
 		srv.mu.RLock()
-		peers := make([]*Peer, 0, len(srv.peers))
-		for p := range srv.peers {
-			peers = append(peers, p)
-		}
+		peers := srv.peers.all()
 		srv.mu.RUnlock()
 		for _, p := range peers {
 			p.closeWith(wire.CloseNoError, fencedReason)

@@ -192,3 +192,91 @@ func TestSpec7_3_BroadcastAcrossNodesKeepsBytesAndOrigin(t *testing.T) {
 		t.Fatalf("the excluded peer got %q", got)
 	}
 }
+
+// TestPeerSetStaysDenseThroughRemovals: a removal moves the last member
+// into the gap and says where it went, so the set walks exactly its
+// members, each once, whatever order they leave in, and holds no
+// reference past its length to a peer that left.
+func TestPeerSetStaysDenseThroughRemovals(t *testing.T) {
+	peers := make([]*Peer, 8)
+	for i := range peers {
+		peers[i] = &Peer{session: &session{q: newEmitQueue(1, 0)}}
+	}
+	s := newPeerSet()
+	for _, p := range peers {
+		s.add(p)
+	}
+	s.add(peers[3]) // already in: no second entry
+	in := map[*Peer]bool{}
+	for _, p := range peers {
+		in[p] = true
+	}
+	for _, i := range []int{2, 7, 0, 5, 5, 1, 6, 3, 4} {
+		s.remove(peers[i])
+		delete(in, peers[i])
+		if len(s.list) != len(in) || len(s.at) != len(in) {
+			t.Fatalf("after removing %d: %d entries, %d indexed, want %d", i, len(s.list), len(s.at), len(in))
+		}
+		for j, m := range s.list {
+			if !in[m.p] || s.at[m.p] != j || m.q != m.p.q {
+				t.Fatalf("after removing %d: entry %d is %p (index %d, in %v)", i, j, m.p, s.at[m.p], in[m.p])
+			}
+		}
+		for _, m := range s.list[len(s.list):cap(s.list)] {
+			if m.p != nil || m.q != nil {
+				t.Fatalf("after removing %d: a removed entry is still referenced", i)
+			}
+		}
+	}
+}
+
+// TestSpec6_5_BroadcastReachesMembersAfterLeaves: members leaving from the
+// middle, the end and the start of the room, and one joining again, leave
+// a broadcast reaching exactly the members, each once.
+func TestSpec6_5_BroadcastReachesMembersAfterLeaves(t *testing.T) {
+	srv, err := NewServer(testContract, ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if n := srv.Room("lobby").Members(); n != 0 {
+		t.Fatalf("%d members before any joined", n)
+	}
+	ms := connect(t, srv, 6)
+	for _, m := range ms {
+		_ = m.peer.Join("lobby")
+	}
+	for _, i := range []int{2, 5, 0, 3} {
+		_ = ms[i].peer.Leave("lobby")
+	}
+	_ = ms[3].peer.Join("lobby")
+	if n := srv.Room("lobby").Members(); n != 3 {
+		t.Fatalf("%d members, want 3", n)
+	}
+	if err := srv.Room("lobby").Emit(context.Background(), evSaid, []byte(`"one"`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 3, 4} {
+		if got := ms[i].said.next(t); got != `"one"` {
+			t.Fatalf("member %d got %q", i, got)
+		}
+	}
+	// Those who left join another room: its broadcast is the first thing
+	// they receive, so none of them got "one".
+	for _, i := range []int{0, 2, 5} {
+		_ = ms[i].peer.Join("later")
+	}
+	_ = srv.Room("later").Emit(context.Background(), evSaid, []byte(`"two"`))
+	for _, i := range []int{0, 2, 5} {
+		if got := ms[i].said.next(t); got != `"two"` {
+			t.Fatalf("former member %d got %q", i, got)
+		}
+	}
+	// The members' next is the next broadcast: none got "one" twice.
+	_ = srv.Room("lobby").Emit(context.Background(), evSaid, []byte(`"three"`))
+	for _, i := range []int{1, 3, 4} {
+		if got := ms[i].said.next(t); got != `"three"` {
+			t.Fatalf("member %d got %q", i, got)
+		}
+	}
+}

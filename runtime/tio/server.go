@@ -100,8 +100,8 @@ type Server struct {
 	handlers atomic.Pointer[handlerSet]
 
 	mu     sync.RWMutex
-	peers  map[*Peer]struct{}
-	rooms  map[string]map[*Peer]struct{}
+	peers  *peerSet
+	rooms  map[string]*peerSet
 	closed bool
 
 	// requestBytes bounds the bytes all sessions' call requests hold.
@@ -129,8 +129,8 @@ func NewServer(c *Contract, opts ServerOptions) (*Server, error) {
 		opts:     opts,
 		hsFrame:  hs,
 		adapter:  opts.Adapter,
-		peers:    make(map[*Peer]struct{}),
-		rooms:    make(map[string]map[*Peer]struct{}),
+		peers:    newPeerSet(),
+		rooms:    make(map[string]*peerSet),
 
 		requestBytes: newByteBudget(opts.MaxRequestBytesTotal),
 	}
@@ -261,7 +261,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	// session either sees it here or is among those closed.
 	closed, fenced := srv.closed, srv.fenced.Load()
 	if !closed && !fenced {
-		srv.peers[p] = struct{}{}
+		srv.peers.add(p)
 	}
 	srv.mu.Unlock()
 	if closed {
@@ -282,7 +282,7 @@ func (srv *Server) Serve(conn transport.Conn, data any) error {
 	p.wg.Wait()
 	srv.opts.Metrics.Ended(metricsMapping(p.mapping), endCode(p.err), &p.traffic, p.drops(), func() {
 		srv.mu.Lock()
-		delete(srv.peers, p)
+		srv.peers.remove(p)
 		srv.mu.Unlock()
 	})
 	p.logEnd(began)
@@ -303,10 +303,7 @@ func (srv *Server) Close() error {
 		return nil
 	}
 	srv.closed = true
-	peers := make([]*Peer, 0, len(srv.peers))
-	for p := range srv.peers {
-		peers = append(peers, p)
-	}
+	peers := srv.peers.all()
 	srv.mu.Unlock()
 	for _, p := range peers {
 		p.closeWith(wire.CloseNoError, ShutdownReason)

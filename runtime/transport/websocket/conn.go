@@ -484,10 +484,17 @@ func (s *sendStream) Write(p []byte) (int, error) {
 			return n, err
 		}
 		k := min(len(p), maxSendMessage)
-		c.out.gather(k, c.client)
-		err := c.ws.Write(context.Background(), cws.MessageBinary, p[:k])
-		if gerr := c.out.gatherEnd(); err == nil {
-			err = gerr
+		var err error
+		if c.client {
+			// A client masks every byte (RFC 6455 §5.3): coder/websocket does,
+			// its message gathered into one write.
+			c.out.gather(k, true)
+			err = c.ws.Write(context.Background(), cws.MessageBinary, p[:k])
+			if gerr := c.out.gatherEnd(); err == nil {
+				err = gerr
+			}
+		} else {
+			err = c.out.writeBinary(p[:k])
 		}
 		if err != nil {
 			c.writeFailed(err)

@@ -75,7 +75,9 @@ func TestSpec3_3_MessageBoundariesCarryNoMeaning(t *testing.T) {
 	}
 
 	// This side's stream: Writes of any size arrive as the same bytes, a
-	// Write longer than one maximum frame in several messages.
+	// Write longer than one maximum frame in several messages; the
+	// lengths take each of RFC 6455's three length forms, and the server
+	// writes one over maxGather as a header and a payload.
 	ss, err := c.OpenEmit(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +85,9 @@ func TestSpec3_3_MessageBoundariesCarryNoMeaning(t *testing.T) {
 	out := streamBytes(2*maxSendMessage+5000, 3)
 	go func() {
 		_, _ = ss.Write(out[:10])
-		_, _ = ss.Write(out[10 : 10+maxSendMessage+1])
-		_, _ = ss.Write(out[10+maxSendMessage+1:])
+		_, _ = ss.Write(out[10:300])
+		_, _ = ss.Write(out[300 : 300+maxSendMessage+1])
+		_, _ = ss.Write(out[300+maxSendMessage+1:])
 	}()
 	var got []byte
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

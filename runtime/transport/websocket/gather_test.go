@@ -3,6 +3,7 @@ package websocket
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -167,17 +168,57 @@ func TestGatherHeaderLengthIsCoderWebsocketsFrame(t *testing.T) {
 	waitFinished(t, c)
 }
 
+// TestSpec3_3_NoDataFrameAfterTheCloseFrame: the server writes its data
+// messages past coder/websocket, which writes the close frame; once a
+// close frame went out, a data message fails and writes nothing (RFC 6455
+// §5.5.1), as coder/websocket's own Write would.
+func TestSpec3_3_NoDataFrameAfterTheCloseFrame(t *testing.T) {
+	log := &writeLog{}
+	g := &gatherConn{Conn: log, framed: true}
+	if err := g.writeBinary([]byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.write(0); !bytes.Equal(got, []byte("\x82\x04data")) {
+		t.Fatalf("wrote %x, want one final binary frame of 4 bytes", got)
+	}
+	_, _ = g.Write([]byte{0x88, 0x02, 0x03, 0xe8}) // close, 1000
+	if err := g.writeBinary([]byte("late")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("a data message after the close frame: %v, want net.ErrClosed", err)
+	}
+	if log.count() != 2 {
+		t.Fatalf("%d writes, want the message's and the close frame's", log.count())
+	}
+
+	// The close frame coder/websocket writes for a session is seen as
+	// one.
+	leakcheck.Check(t, leakGrace)
+	srv := startServer(t, &Handler{})
+	ws := rawDial(t, srv.url)
+	sc := srv.session(t).(*conn)
+	answerClose(ws)
+	_ = sc.Close(wire.CloseNoError, "")
+	waitFinished(t, sc)
+	sc.out.mu.Lock()
+	sent := sc.out.closeSent
+	sc.out.mu.Unlock()
+	if !sent {
+		t.Fatal("the session's close frame was not seen as one")
+	}
+}
+
 func TestWriteAllocatesNothing(t *testing.T) {
 	// The emit writer's Write of a 64 KiB batch: the gathered message, the
 	// masking and the system call allocate nothing (0 per emit). The
-	// server's reads run meanwhile and are counted too.
+	// server's reads run meanwhile and are counted too; then the client's
+	// reads, with the server's Writes.
 	if raceEnabled {
 		t.Skip("the race detector drops sync.Pool's Puts at random; make test-runtime runs this without -race")
 	}
 	leakcheck.Check(t, leakGrace)
 	srv := startServer(t, &Handler{})
 	c := dialConn(t, srv.url, Options{})
-	drain(t, srv.session(t))
+	sc := srv.session(t)
+	drain(t, sc)
 	ss, _ := c.OpenEmit(context.Background())
 	batch := make([]byte, 64<<10)
 	_, _ = ss.Write(batch)
@@ -187,6 +228,19 @@ func TestWriteAllocatesNothing(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Fatalf("%.1f allocations per 64 KiB Write, want 0", allocs)
+	}
+	// The server's Writes, past coder/websocket, allocate nothing either.
+	drain(t, c)
+	sss, _ := sc.OpenEmit(context.Background())
+	for _, n := range []int{100, 64 << 10} {
+		_, _ = sss.Write(batch[:n])
+		if allocs := testing.AllocsPerRun(200, func() {
+			if _, err := sss.Write(batch[:n]); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 {
+			t.Fatalf("%.1f allocations per %d B Write of the server, want 0", allocs, n)
+		}
 	}
 	_ = c.Close(wire.CloseNoError, "")
 	waitFinished(t, c)

@@ -183,7 +183,7 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return c, rw, err
 	}
 	h.conn = c
-	h.out = &gatherConn{Conn: c}
+	h.out = &gatherConn{Conn: c, framed: true}
 	// Bytes the client sent after its upgrade request wait in net/http's
 	// reader, which is then kept.
 	r := rw.Reader
