@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, CloseInfo, Conn, Mapping } from '../transport.js';
+import type { CallStream, Clock, CloseInfo, Conn } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -185,13 +185,14 @@ function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause
 }
 
 export class Session {
-  readonly mapping: Mapping;
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
   readonly established: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
   readonly ended: Promise<TransportError>;
 
   readonly #conn: Conn;
+  /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
+  readonly #ws: boolean;
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
@@ -228,7 +229,7 @@ export class Session {
 
   constructor(conn: Conn, contract: CompiledContract, opts: SessionOptions) {
     this.#conn = conn;
-    this.mapping = conn.mapping;
+    this.#ws = conn.mapping === 'websocket';
     this.#contract = contract;
     this.#clock = opts.clock;
     this.#handlers = opts.handlers;
@@ -248,7 +249,7 @@ export class Session {
   start(): void {
     // §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
-    if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
+    if (this.#ws && this.#contract.firstUndeclared !== '') {
       this.close(
         CloseReliabilityRefused,
         `'${this.#contract.firstUndeclared}' is unreliable with no fallback`,
@@ -375,7 +376,7 @@ export class Session {
     // The ring holds what the transport (§9) or the WebSocket mapping's
     // emit lane (§3.3) cannot take yet; either takes from it as it has room.
     this.#ring.push(b);
-    if (this.mapping === 'websocket') this.#wake();
+    if (this.#ws) this.#wake();
     else
       try {
         this.#conn.sendDatagram?.(this.#ring);
@@ -399,14 +400,14 @@ export class Session {
       const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
       while (!this.isEnded) {
-        if (this.#q.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+        if (this.#q.length === 0 && (!this.#ws || this.#ring.length === 0)) {
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
           continue;
         }
         // Take the frames: the queue is free for new emits while this batch is written.
         const q = this.#q;
         this.#q = [];
-        if (this.mapping === 'websocket') {
+        if (this.#ws) {
           // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
           for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()) !== undefined; ) {
             q.push((FrameDatagram << 8) | CodecJson, 0, d);
@@ -516,7 +517,7 @@ export class Session {
       if (t === FrameJoin) this.#roomSet.add(room);
       else this.#roomSet.delete(room);
       if (this.#roomSet.size !== before) this.#onChange?.();
-    } else if (t === FrameDatagram && this.mapping === 'websocket') {
+    } else if (t === FrameDatagram && this.#ws) {
       this.#receiveDatagram(f.payload);
     } else {
       protocolFault(
