@@ -399,7 +399,7 @@ export class Session {
       const st = await this.#conn.openEmit();
       const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
-      while (!this.isEnded) {
+      while (!this.#endError) {
         if (this.#q.length === 0 && (!this.#ws || this.#ring.length === 0)) {
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
           continue;
@@ -438,7 +438,7 @@ export class Session {
     } catch (e) {
       // A write failing because the session ended fails once the Conn
       // recorded the end, so this close then does nothing (the first close wins).
-      if (!this.isEnded) {
+      if (!this.#endError) {
         this.close(
           CloseProtocolError,
           e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
@@ -460,7 +460,7 @@ export class Session {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
       for (let chunk; (chunk = await rs.read()) !== null; ) {
-        if (this.isEnded) return;
+        if (this.#endError) return;
         dec.push(chunk);
         for (let f = dec.next(); f !== undefined; f = dec.next()) {
           if (first) {
@@ -478,7 +478,7 @@ export class Session {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
       // it, so a close for that does nothing (the first close wins).
-      if (!this.isEnded) {
+      if (!this.#endError) {
         this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
       }
     }
@@ -566,14 +566,14 @@ export class Session {
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b !== null && !this.isEnded; b = await receive()) {
+      for (let b = await receive(); b !== null && !this.#endError; b = await receive()) {
         if (this.#hsState === 'accepted') this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
     } catch (e) {
       // The peer's fault: receive() itself gives null at the end, never an error.
-      if (!this.isEnded) this.#protocolError(e as TransportError);
+      if (!this.#endError) this.#protocolError(e as TransportError);
     }
   }
 
@@ -610,7 +610,7 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) !== null && !this.isEnded; ) {
+    for (let st; (st = await accept().catch(() => null)) !== null && !this.#endError; ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
@@ -643,7 +643,7 @@ export class Session {
       // The framing is lost, or the request is late: answer and read
       // nothing more. An oversized frame (§5.1), a stream reset or cut
       // short, or the session's end leave nothing to answer.
-      if (e instanceof TransportError && e.code !== 'WT_PAYLOAD_TOO_LARGE' && !this.isEnded) {
+      if (e instanceof TransportError && e.code !== 'WT_PAYLOAD_TOO_LARGE' && !this.#endError) {
         answerCallError(st, e.code, e.message);
         st.stop(ResetAborted);
       } else {
