@@ -455,21 +455,15 @@ export class Session {
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
     const dec = new FrameDecoder();
-    let first = true;
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let chunk; (chunk = await rs.read()) !== null; ) {
+      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())) !== null; first = false) {
         if (this.#endError) return;
-        dec.push(chunk);
-        for (let f = dec.next(); f !== undefined; f = dec.next()) {
-          if (first) {
-            first = false;
-            if (f.type !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
-            this.#acceptHandshake(f.payload);
-          } else {
-            this.#dispatch(f);
-          }
+        if (!first) this.#dispatch(f);
+        else {
+          if (f.type !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
+          this.#acceptHandshake(f.payload);
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
@@ -632,13 +626,10 @@ export class Session {
           RequestTimeout,
         )),
     );
-    let f: Frame | undefined;
+    let f: Frame | null;
     try {
-      while ((f = dec.next()) === undefined) {
-        const chunk = await Promise.race([st.read(), late]);
-        if (chunk === null) return abandon(st); // the stream ended before its first frame
-        dec.push(chunk);
-      }
+      f = await nextFrame(dec, () => Promise.race([st.read(), late]));
+      if (f === null) return abandon(st); // the stream ended before its first frame
     } catch (e) {
       // The framing is lost, or the request is late: answer and read
       // nothing more. An oversized frame (§5.1), a stream reset or cut
@@ -720,30 +711,22 @@ export class Session {
     try {
       st = await this.#openCall(ev, value, guard, fin);
       const dec = new FrameDecoder();
-      let consumed = 0;
-      for (;;) {
-        const chunk = await guard.op(st, st.read());
-        if (chunk === null) {
-          if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
+      for (let f, consumed = 0; (f = await guard.frame(st, dec)) !== null; ) {
+        if (f.type === FrameCallError) {
           finished = true;
-          if (!fin) await st.close().catch(() => {}); // the sequence is complete
-          return;
+          if (!fin) st.close().catch(() => {});
         }
-        dec.push(chunk);
-        for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameCallError) {
-            finished = true;
-            if (!fin) st.close().catch(() => {});
-          }
-          yield responsePayload(ev, st, f);
-          // The loop came back for more: the element was consumed.
-          if (!fin && ++consumed === CreditBatch) {
-            consumed = 0;
-            // A failed grant shows up as the next read's error.
-            st.write(creditFrame()).catch(() => {});
-          }
+        yield responsePayload(ev, st, f);
+        // The loop came back for more: the element was consumed.
+        if (!fin && ++consumed === CreditBatch) {
+          consumed = 0;
+          // A failed grant shows up as the next read's error.
+          st.write(creditFrame()).catch(() => {});
         }
       }
+      if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
+      finished = true;
+      if (!fin) await st.close().catch(() => {}); // the sequence is complete
     } finally {
       if (st !== undefined && !finished) abandon(st);
       guard.dispose();
@@ -839,11 +822,15 @@ class CallGuard {
     }
   }
 
-  /** The next frame of a call stream; a malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1). */
-  next(st: CallStream, dec: FrameDecoder): Frame | undefined {
+  /**
+   * The next frame of a call stream, null once it ended, read through op; a
+   * malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1).
+   */
+  async frame(st: CallStream, dec: FrameDecoder): Promise<Frame | null> {
     try {
-      return dec.next();
+      return await nextFrame(dec, () => this.op(st, st.read()));
     } catch (e) {
+      // A failed read settled the call already: failed gives that failure.
       throw this.failed(st, e);
     }
   }
@@ -902,6 +889,20 @@ class CallGuard {
     this.#signal?.removeEventListener('abort', this.#onAbort);
     this.#offEnd();
   }
+}
+
+/**
+ * The next frame of a stream, reading chunks through read as needed; null
+ * once the stream ended (dec.atBoundary tells whether between frames).
+ */
+async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
+  let f;
+  while ((f = dec.next()) === undefined) {
+    const chunk = await read();
+    if (chunk === null) return null;
+    dec.push(chunk);
+  }
+  return f;
 }
 
 /** Writes a CALL_ERROR (§6.4) and FIN on a call stream this side answers; a failed write abandons the stream. */
