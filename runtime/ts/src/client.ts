@@ -256,7 +256,7 @@ export class Client {
         let opened = await this.#connector.open(ctx);
         for (;;) {
           if (run.stopped) {
-            opened.conn.close(run.closeCode, run.closeReason);
+            opened.conn.close(...run.stopped);
             err = new TransportError('WT_SESSION_CLOSED', 'client closed');
             break;
           }
@@ -342,9 +342,8 @@ function asTransportError(e: unknown): TransportError {
 /** One connect()…close() run of the client. */
 class Run {
   readonly abort = new AbortController();
-  stopped = false;
-  closeCode = 0;
-  closeReason = '';
+  /** The close the run was stopped with (its code and reason); undefined while it runs. */
+  stopped: [code: number, reason: string] | undefined;
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
@@ -384,9 +383,7 @@ class Run {
 
   stop(code: number, reason: string): void {
     if (this.stopped) return;
-    this.stopped = true;
-    this.closeCode = code;
-    this.closeReason = reason;
+    this.stopped = [code, reason];
     this.abort.abort();
     this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#wake?.();
