@@ -260,7 +260,7 @@ export class Client {
             err = new TransportError('WT_SESSION_CLOSED', 'client closed');
             break;
           }
-          ({ err, established } = await this.#runSession(run, opened));
+          [err, established] = await this.#runSession(run, opened);
           // A mapping that opened and never handshook falls back, if the connector can (§4.1).
           if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || opened.fallBack === undefined || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
@@ -292,7 +292,7 @@ export class Client {
   }
 
   /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
-  async #runSession(run: Run, opened: Opened): Promise<{ err: TransportError; established: boolean }> {
+  async #runSession(run: Run, opened: Opened): Promise<[err: TransportError, established: boolean]> {
     const s = new Session(opened.conn, this.#contract, {
       clock: this.#clock,
       handlers: this.#handlers,
@@ -318,7 +318,7 @@ export class Client {
       this.#session = undefined;
       this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
     }
-    return { err, established };
+    return [err, established];
   }
 }
 
