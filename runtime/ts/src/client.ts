@@ -375,7 +375,7 @@ class Run {
         this.#waiters.delete(w);
         reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
       };
-      if (signal?.aborted === true) return onAbort();
+      if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort);
       this.#waiters.add(w);
     });

@@ -802,7 +802,7 @@ class CallGuard {
 
   /** Throws at once when the caller already aborted or the session ended. */
   check(): void {
-    if (this.#signal?.aborted === true) throw this.#settle(this.#abortedError());
+    if (this.#signal?.aborted) throw this.#settle(this.#abortedError());
     if (this.#session.isEnded) throw this.#session.closedError();
   }
 
