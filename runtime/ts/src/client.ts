@@ -293,12 +293,8 @@ export class Client {
 
   /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
   async #runSession(run: Run, opened: Opened): Promise<[err: TransportError, established: boolean]> {
-    const s = new Session(opened.conn, this.#contract, {
-      clock: this.#clock,
-      handlers: this.#handlers,
-      onChange: () => {
-        if (this.#session === s) this.#update({ rooms: s.rooms() });
-      },
+    const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
+      if (this.#session === s) this.#update({ rooms: s.rooms() });
     });
     this.#session = s;
     this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });

@@ -97,15 +97,6 @@ export interface Stats {
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
 
-/** What a session needs of its client. */
-export interface SessionOptions {
-  readonly clock: Clock;
-  /** The handlers by event name; shared by every session of a client, so a reconnect keeps them. */
-  readonly handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  /** Called whenever the rooms view or the session's state changed; it must not throw, or the loop that read the frame takes it for the peer's fault. */
-  readonly onChange?: () => void;
-}
-
 type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /**
@@ -196,7 +187,7 @@ export class Session {
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  readonly #onChange: (() => void) | undefined;
+  readonly #onChange: () => void;
 
   #hsState: HandshakeState = 'pending';
   #hsTimer: unknown;
@@ -227,15 +218,22 @@ export class Session {
     earlyDiscarded: 0,
   };
 
-  constructor(conn: Conn, contract: CompiledContract, opts: SessionOptions) {
+  /**
+   * A session over conn, for its client: clock times every deadline of the
+   * session; handlers are the client's by event name (shared by every
+   * session of a client, so a reconnect keeps them); onChange is called
+   * whenever the rooms view or the session's state changed, and must not
+   * throw, or the loop that read the frame takes it for the peer's fault.
+   */
+  constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onChange: () => void) {
     this.#conn = conn;
     this.#ws = conn.mapping === 'websocket';
     this.#contract = contract;
-    this.#clock = opts.clock;
-    this.#handlers = opts.handlers;
-    this.#onChange = opts.onChange;
-    this.#ring = new DatagramRing(this.#clock);
-    this.#gate = new SequenceGate(this.#clock);
+    this.#clock = clock;
+    this.#handlers = handlers;
+    this.#onChange = onChange;
+    this.#ring = new DatagramRing(clock);
+    this.#gate = new SequenceGate(clock);
     this.established = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
       this.#rejectEstablished = reject;
@@ -308,7 +306,7 @@ export class Session {
     this.#wakeWriter?.();
     for (const l of [...this.#endListeners]) l();
     this.#endListeners.clear();
-    this.#onChange?.();
+    this.#onChange();
     return err;
   }
 
@@ -490,7 +488,7 @@ export class Session {
     this.#hsState = 'accepted';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
-    this.#onChange?.();
+    this.#onChange();
   }
 
   /** Handles one frame of the server's emit stream after the handshake; throws the peer's fault. */
@@ -510,7 +508,7 @@ export class Session {
       const before = this.#roomSet.size;
       if (t === FrameJoin) this.#roomSet.add(room);
       else this.#roomSet.delete(room);
-      if (this.#roomSet.size !== before) this.#onChange?.();
+      if (this.#roomSet.size !== before) this.#onChange();
     } else if (t === FrameDatagram && this.#ws) {
       this.#receiveDatagram(f.payload);
     } else {
