@@ -43,7 +43,7 @@ import {
   type Frame,
 } from '../wire/frame.js';
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
-import { DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
+import { type Datagram, DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
 import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
 import { utf8Decode, utf8Encode, utf8Into } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
@@ -495,14 +495,7 @@ export class Session {
   #dispatch(f: Frame): void {
     const t = f.type;
     if (t === FrameEmit) {
-      // The per-message rules of an EMIT (§5.3, §5.4): unknown id dropped and counted, codec differing from the slot a protocol error.
-      const ev = this.#contract.byId.get(f.eventId);
-      if (ev === undefined) this.#counters.unknownDropped++;
-      else {
-        if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT of ${ev.lane} ${ev.shape} '${ev.name}'`);
-        const content = this.#accepts(ev, f.codec, f.payload);
-        if (content !== undefined) this.#deliver(ev, content);
-      }
+      this.#receive(f, false);
     } else if (t === FrameJoin || t === FrameLeave) {
       const room = parseRoom(f.payload);
       const before = this.#roomSet.size;
@@ -519,15 +512,21 @@ export class Session {
   }
 
   /**
-   * What an emit and a datagram of a known event share: the slot's codec
-   * and UTF-8 (§5.3, the peer's fault), then whether the server sends it
-   * (counted if not). The slot's content, or undefined when dropped.
+   * The per-message rules an EMIT and a datagram share (§5.3, §5.4, §7.3):
+   * an unknown id is dropped and counted; an event other than an emit of
+   * the message's lane, or a payload its slot refuses (codec, UTF-8), is the
+   * peer's fault; an event the server does not send, and a datagram the
+   * gate finds stale, are dropped and counted. The rest is delivered.
    */
-  #accepts(ev: CompiledEvent, codec: number, payload: Uint8Array): string | Uint8Array | undefined {
-    const content = slotContent(ev, false, codec, payload);
-    if (ev.sentByServer) return content;
-    this.#counters.directionDropped++;
-    return undefined;
+  #receive(m: Frame | Datagram, datagram: boolean): void {
+    const lane = datagram ? 'unreliable' : 'reliable';
+    const ev = this.#contract.byId.get(m.eventId);
+    if (ev === undefined) return void this.#counters.unknownDropped++;
+    if (ev.shape !== 'emit' || ev.lane !== lane) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
+    const content = slotContent(ev, false, m.codec, m.payload);
+    if (!ev.sentByServer) this.#counters.directionDropped++;
+    else if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) this.#counters.staleReceived++;
+    else this.#deliver(ev, content);
   }
 
   #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
@@ -578,16 +577,8 @@ export class Session {
       this.#counters.malformedDropped++;
       return;
     }
-    if (d === undefined) return; // shorter than the header: a probe or nothing (§7.2)
-    const ev = this.#contract.byId.get(d.eventId);
-    if (ev === undefined) this.#counters.unknownDropped++;
-    else {
-      if (ev.lane !== 'unreliable') protocolFault(`datagram of ${ev.lane} '${ev.name}'`);
-      const content = this.#accepts(ev, d.codec, d.payload);
-      if (content === undefined) return;
-      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, content);
-      else this.#counters.staleReceived++;
-    }
+    // Shorter than the header: a probe or nothing (§7.2).
+    if (d !== undefined) this.#receive(d, true);
   }
 
   // ---- calls the server opens -----------------------------------------
