@@ -730,7 +730,6 @@ export class Session {
     }
     const req = encodeValue(ev, value) as Uint8Array;
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
-    guard.check();
     // A call made before the server's handshake arrived waits for it.
     await guard.race(this.established);
     const st = await guard.op(undefined, openCall());
@@ -789,16 +788,12 @@ class CallGuard {
     this.#offEnd = session.onEnd(() => this.fail(session.closedError()));
   }
 
-  /** Throws at once when the caller already aborted or the session ended. */
-  check(): void {
-    if (this.#signal?.aborted) throw this.#settle(this.#abortedError());
-    if (this.#session.isEnded) throw this.#session.closedError();
-  }
-
+  /** What p gives, or the call's failure first; throws at once when the caller already aborted or the session ended. */
   race<T>(p: Promise<T>): Promise<T> {
     // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
     p.catch(() => {});
-    this.check();
+    if (this.#signal?.aborted) throw this.#settle(this.#abortedError());
+    if (this.#session.isEnded) throw this.#session.closedError();
     return Promise.race([p, this.#interrupted]);
   }
 
@@ -829,7 +824,7 @@ class CallGuard {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
     let err: TransportError;
-    // An abort settled the call already: its listener, or check() for a
+    // An abort settled the call already: its listener, or race() for a
     // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
     else if (e instanceof StreamResetError && e.code === 9) {
@@ -867,7 +862,7 @@ class CallGuard {
     this.#interrupt(this.#settle(err));
   }
 
-  /** Records the call's failure, once (an abort check() found included): later failures report the first. */
+  /** Records the call's failure, once (an abort race() found included): later failures report the first. */
   #settle(err: TransportError): TransportError {
     return (this.#settled ??= err);
   }
