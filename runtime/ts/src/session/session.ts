@@ -700,7 +700,7 @@ export class Session {
     try {
       st = await this.#openCall(ev, value, guard, fin);
       const dec = new FrameDecoder();
-      for (let f, consumed = 0; (f = await guard.frame(st, dec)) !== null; ) {
+      for (let f, consumed = 0; (f = await guard.frame(dec)) !== null; ) {
         if (f.type === FrameCallError) {
           finished = true;
           if (!fin) st.close().catch(() => {});
@@ -713,7 +713,7 @@ export class Session {
           st.write(creditFrame()).catch(() => {});
         }
       }
-      if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
+      if (!dec.atBoundary) throw guard.failed(new Error('stream ended mid-frame'));
       finished = true;
       if (!fin) await st.close().catch(() => {}); // the sequence is complete
     } finally {
@@ -732,13 +732,13 @@ export class Session {
     const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
     // A call made before the server's handshake arrived waits for it.
     await guard.race(this.established);
-    const st = await guard.op(undefined, openCall());
+    const st = await guard.op(openCall());
     guard.stream = st;
     // Neither the write nor the FIN is awaited: the response is read at
     // once (a browser may resolve close() only once the FIN is acknowledged,
     // a delayed ACK later). A failure of either fails the call.
     const sent = fin ? Promise.all([st.write(frame), st.close()]) : st.write(frame);
-    sent.catch(async (e: unknown) => guard.fail(await guard.failedAsync(st, e)));
+    sent.catch(async (e: unknown) => guard.fail(await guard.failedAsync(e)));
     return st;
   }
 
@@ -797,12 +797,12 @@ class CallGuard {
     return Promise.race([p, this.#interrupted]);
   }
 
-  /** What a transport operation on the call (on st, once open) gives, raced as race does; its failure named by failedAsync. */
-  async op<T>(st: CallStream | undefined, p: Promise<T>): Promise<T> {
+  /** What a transport operation on the call (on its stream, once open) gives, raced as race does; its failure named by failedAsync. */
+  async op<T>(p: Promise<T>): Promise<T> {
     try {
       return await this.race(p);
     } catch (e) {
-      throw await this.failedAsync(st, e);
+      throw await this.failedAsync(e);
     }
   }
 
@@ -810,17 +810,17 @@ class CallGuard {
    * The next frame of a call stream, null once it ended, read through op; a
    * malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1).
    */
-  async frame(st: CallStream, dec: FrameDecoder): Promise<Frame | null> {
+  async frame(dec: FrameDecoder): Promise<Frame | null> {
     try {
-      return await nextFrame(dec, () => this.op(st, st.read()));
+      return await nextFrame(dec, () => this.op(this.stream!.read()));
     } catch (e) {
       // A failed read settled the call already: failed gives that failure.
-      throw this.failed(st, e);
+      throw this.failed(e);
     }
   }
 
   /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
-  failed(st: CallStream | undefined, e: unknown): TransportError {
+  failed(e: unknown): TransportError {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
     let err: TransportError;
@@ -835,7 +835,7 @@ class CallGuard {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.#settle(err);
-    if (st !== undefined) abandon(st);
+    if (this.stream !== undefined) abandon(this.stream);
     return err;
   }
 
@@ -844,9 +844,9 @@ class CallGuard {
    * the session ended (the seam's contract), so it waits briefly for the
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
-  async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
+  async failedAsync(e: unknown): Promise<TransportError> {
     if (this.#settled === undefined && !(e instanceof StreamResetError)) await this.#session.endGrace();
-    return this.failed(st, e);
+    return this.failed(e);
   }
 
   #abortedError(): TransportError {
