@@ -267,7 +267,8 @@ export class Client {
         }
         if (established) attempt = 0;
       } catch (e) {
-        err = asTransportError(e);
+        // A connector rejects with a TransportError; anything else failed the handshake.
+        err = e instanceof TransportError ? e : new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
       }
       // A run another replaced was stopped first (connect() starts one only then).
       if (run.stopped) break;
@@ -328,11 +329,6 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
   const step = Math.min(r.maxMs, r.minMs * 2 ** Math.min(attempt, 52));
   const lo = Math.max(step / 2, r.minMs);
   return lo + (r.random ?? Math.random)() * (step - lo);
-}
-
-function asTransportError(e: unknown): TransportError {
-  if (e instanceof TransportError) return e;
-  return new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
 }
 
 /** One connect()…close() run of the client. */
