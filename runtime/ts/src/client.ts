@@ -249,7 +249,8 @@ export class Client {
   async #loop(run: Run): Promise<void> {
     let attempt = 0;
     for (;;) {
-      let err: TransportError;
+      // Set unless stopped, which ends the loop before err is read.
+      let err!: TransportError;
       let established = false;
       try {
         const ctx = { clock: this.#clock, signal: run.abort.signal };
@@ -257,7 +258,6 @@ export class Client {
         for (;;) {
           if (run.stopped) {
             opened.conn.close(...run.stopped);
-            err = new TransportError('WT_SESSION_CLOSED', 'client closed');
             break;
           }
           [err, established] = await this.#runSession(run, opened);
