@@ -606,7 +606,6 @@ export class Session {
 
   /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
   async #answerCall(st: CallStream): Promise<void> {
-    const dec = new FrameDecoder();
     let timer: unknown;
     const late = new Promise<never>(
       (_, reject) =>
@@ -615,43 +614,31 @@ export class Session {
           RequestTimeout,
         )),
     );
-    let f: Frame | null;
+    let f: Frame | null = null;
     try {
-      f = await nextFrame(dec, () => Promise.race([st.read(), late]));
+      f = await nextFrame(new FrameDecoder(), () => Promise.race([st.read(), late]));
       if (f === null) return abandon(st); // the stream ended before its first frame
+      if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
+      const ev = this.#contract.byId.get(f.eventId);
+      if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
+      if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
+      // A request its slot refuses is named as such; one it takes is still
+      // the server calling, which only clients do (§3.2).
+      slotContent(ev, false, f.codec, f.payload);
+      this.#counters.directionDropped++;
+      protocolFault(`'${ev.name}' is a call: only clients call`);
     } catch (e) {
-      // The framing is lost, or the request is late: answer and read
-      // nothing more. An oversized frame (§5.1), a stream reset or cut
-      // short, or the session's end leave nothing to answer.
-      if (e instanceof TransportError && e.code !== 'WT_PAYLOAD_TOO_LARGE' && !this.#endError) {
-        answerCallError(st, e.code, e.message);
-        st.stop(ResetAborted);
-      } else {
-        abandon(st);
-      }
-      return;
+      // Every request is answered with why it is refused. An oversized
+      // frame (§5.1), a stream reset or cut short, or the session's end
+      // leave nothing to answer; after lost framing or a late request
+      // nothing more is read.
+      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
+      answerCallError(st, e.code, e.message);
+      if (f === null) return st.stop(ResetAborted);
     } finally {
       this.#clock.clearTimeout(timer);
     }
-    const ev = this.#contract.byId.get(f.eventId);
-    let code = 'WT_PROTOCOL_ERROR';
-    let why: string;
-    if (f.type !== FrameCallRequest) why = `call opened by ${frameTypeName(f.type)}`;
-    else if (ev === undefined) {
-      code = 'WT_UNKNOWN_EVENT';
-      why = `id ${f.eventId} is not in ${this.#contract.name}`;
-    } else if (ev.shape === 'emit') why = `'${ev.name}' is emit, not a call`;
-    else {
-      try {
-        slotContent(ev, false, f.codec, f.payload);
-        this.#counters.directionDropped++;
-        why = `'${ev.name}' is a call: only clients call`;
-      } catch (e) {
-        why = (e as TransportError).message;
-      }
-    }
-    answerCallError(st, code, why);
-    // Read to the end, discarding what the peer still sends (as the Go runtime's drain).
+    // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
     while ((await st.read().catch(() => null)) !== null);
   }
 
@@ -945,7 +932,7 @@ function remoteCallError(payload: Uint8Array): TransportError {
   return new TransportError(ce.code as CodeName, ce.message);
 }
 
-/** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
+/** Throws the peer's fault, WT_PROTOCOL_ERROR, where it is found: on the emit and datagram lanes it closes the session (§5.5), on a call stream the server opened it is the answer. */
 function protocolFault(reason: string): never {
   throw protocolError(reason);
 }
