@@ -681,11 +681,22 @@ export class Session {
    * with FIN. Leaving early abandons the stream (§8).
    */
   async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
+    const openCall = this.#conn.openCall;
+    if (openCall === undefined) {
+      throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
+    }
+    const req = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, encodeValue(ev, value) as Uint8Array);
     const guard = new CallGuard(this, ev, signal);
-    let st: CallStream | undefined;
     let finished = false;
     try {
-      st = await this.#openCall(ev, value, guard, fin);
+      // A call made before the server's handshake arrived waits for it.
+      await guard.race(this.established);
+      const st = (guard.stream = await guard.op(openCall()));
+      // Neither the request's write nor the FIN after it (returns, §6.2) is
+      // awaited: the response is read at once (a browser may resolve close()
+      // only once the FIN is acknowledged, a delayed ACK later). A failure
+      // of either fails the call.
+      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch(async (e: unknown) => guard.fail(await guard.failedAsync(e)));
       const dec = new FrameDecoder();
       for (let f, consumed = 0; (f = await guard.frame(dec)) !== null; ) {
         if (f.type === FrameCallError) {
@@ -704,29 +715,9 @@ export class Session {
       finished = true;
       if (!fin) await st.close().catch(() => {}); // the sequence is complete
     } finally {
-      if (st !== undefined && !finished) abandon(st);
+      if (guard.stream !== undefined && !finished) abandon(guard.stream);
       guard.dispose();
     }
-  }
-
-  /** Opens a call stream and writes the request; fin finishes the send side after it (returns, §6.2). */
-  async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
-    const openCall = this.#conn.openCall;
-    if (openCall === undefined) {
-      throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
-    }
-    const req = encodeValue(ev, value) as Uint8Array;
-    const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
-    // A call made before the server's handshake arrived waits for it.
-    await guard.race(this.established);
-    const st = await guard.op(openCall());
-    guard.stream = st;
-    // Neither the write nor the FIN is awaited: the response is read at
-    // once (a browser may resolve close() only once the FIN is acknowledged,
-    // a delayed ACK later). A failure of either fails the call.
-    const sent = fin ? Promise.all([st.write(frame), st.close()]) : st.write(frame);
-    sent.catch(async (e: unknown) => guard.fail(await guard.failedAsync(e)));
-    return st;
   }
 
   /**
