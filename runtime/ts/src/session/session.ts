@@ -770,7 +770,7 @@ class CallGuard {
   race<T>(p: Promise<T>): Promise<T> {
     // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
     p.catch(() => {});
-    if (this.#signal?.aborted) throw this.#settle(this.#abortedError());
+    if (this.#signal?.aborted) throw this.fail(this.#abortedError());
     if (this.#session.isEnded) throw this.#session.closedError();
     return Promise.race([p, this.#interrupted]);
   }
@@ -812,7 +812,7 @@ class CallGuard {
     } else {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
-    this.#settle(err);
+    this.fail(err);
     if (this.stream !== undefined) abandon(this.stream);
     return err;
   }
@@ -835,14 +835,14 @@ class CallGuard {
     });
   }
 
-  /** Settles the call with err, whatever it waits on. */
-  fail(err: TransportError): void {
-    this.#interrupt(this.#settle(err));
-  }
-
-  /** Records the call's failure, once (an abort race() found included): later failures report the first. */
-  #settle(err: TransportError): TransportError {
-    return (this.#settled ??= err);
+  /**
+   * Settles the call with err, whatever it waits on, once: later failures
+   * report the first, which it returns.
+   */
+  fail(err: TransportError): TransportError {
+    const first = (this.#settled ??= err);
+    this.#interrupt(first);
+    return first;
   }
 
   #settled: TransportError | undefined;
