@@ -162,24 +162,27 @@ class WebSocketConn implements Conn {
     this.#clock = clock;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
-    sock.onopen = () => this.#onOpen();
+    sock.onopen = () => {
+      if (!this.#opened('open')) return;
+      this.#lastSent = this.#lastRecv = this.#clock.now();
+      this.#live();
+    };
     sock.onmessage = (ev) => this.#onMessage(ev.data);
-    sock.onclose = (ev) => this.#onClose(ev.code, ev.reason);
-    sock.onerror = () => this.#onError();
-  }
-
-  // A browser follows an error with a close event, which says how the
-  // session ended; Node 20's WebSocket fails an opening handshake with an
-  // error alone. So an error fails an opening at once, and ends an open
-  // session as #failed does.
-  #onError(): void {
-    if (!this.#opened('socket error')) this.#failed().catch(() => {});
-  }
-
-  #onOpen(): void {
-    if (!this.#opened('open')) return;
-    this.#lastSent = this.#lastRecv = this.#clock.now();
-    this.#live();
+    // The peer's close (remote), or the socket's own end (lost): a WebSocket
+    // close code outside the §3.3 table (1006 lost, 1001 going away) is no
+    // session code, and the session ended with none (§11).
+    sock.onclose = (ev) => {
+      if (this.#opened(`close code ${ev.code}`)) return;
+      const code = sessionCodeFromWebSocket(ev.code);
+      this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
+    };
+    // A browser follows an error with a close event, which says how the
+    // session ended; Node 20's WebSocket fails an opening handshake with an
+    // error alone. So an error fails an opening at once, and ends an open
+    // session as #failed does.
+    sock.onerror = () => {
+      if (!this.#opened('socket error')) this.#failed().catch(() => {});
+    };
   }
 
   /** Ends the opening handshake with its outcome; whether one was running. */
@@ -220,15 +223,6 @@ class WebSocketConn implements Conn {
     if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
     }
-  }
-
-  // The peer's close (remote), or the socket's own end (lost): a WebSocket
-  // close code outside the §3.3 table (1006 lost, 1001 going away) is no
-  // session code, and the session ended with none (§11).
-  #onClose(wsCode: number, reason: string): void {
-    if (this.#opened(`close code ${wsCode}`)) return;
-    const code = sessionCodeFromWebSocket(wsCode);
-    this.#end(code === undefined ? lost : { code, reason, remote: true, lost: false });
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
