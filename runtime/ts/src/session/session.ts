@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, CloseInfo, Conn } from '../transport.js';
+import type { CallStream, Clock, Conn } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -240,7 +240,19 @@ export class Session {
     });
     // A session that ends before anyone awaits `established` is not an unhandled rejection.
     this.established.catch(() => {});
-    this.ended = conn.closed.then((info) => this.#end(info));
+    // The session's end: what it waits on fails, what it queued is dropped.
+    this.ended = conn.closed.then((info) => {
+      const err = (this.#endError = closeError(info));
+      this.#clock.clearTimeout(this.#hsTimer);
+      this.#rejectEstablished(err);
+      this.#q = [];
+      this.#ring.clear();
+      this.#wakeWriter?.();
+      for (const l of [...this.#endListeners]) l();
+      this.#endListeners.clear();
+      this.#onChange();
+      return err;
+    });
   }
 
   /** Runs the session: the reliability check (§2), then the handshake deadline and the lanes. Returns at once. */
@@ -294,20 +306,6 @@ export class Session {
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
   #protocolError(err: TransportError): void {
     this.close((SessionCode as Record<string, number>)[err.code] ?? CloseProtocolError, err.message);
-  }
-
-  #end(info: CloseInfo): TransportError {
-    const err = closeError(info);
-    this.#endError = err;
-    this.#clock.clearTimeout(this.#hsTimer);
-    this.#rejectEstablished(err);
-    this.#q = [];
-    this.#ring.clear();
-    this.#wakeWriter?.();
-    for (const l of [...this.#endListeners]) l();
-    this.#endListeners.clear();
-    this.#onChange();
-    return err;
   }
 
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
