@@ -631,7 +631,9 @@ export class Session {
       // leave nothing to answer; after lost framing or a late request
       // nothing more is read.
       if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
-      answerCallError(st, e.code, e.message);
+      // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
+      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code: e.code, message: e.message }));
+      Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
       if (f === null) return st.stop(ResetAborted);
     } finally {
       this.#clock.clearTimeout(timer);
@@ -705,8 +707,10 @@ export class Session {
         // The loop came back for more: the element was consumed.
         if (!fin && ++consumed === CreditBatch) {
           consumed = 0;
-          // A failed grant shows up as the next read's error.
-          st.write(creditFrame()).catch(() => {});
+          // One batch's CALL_CREDIT, never above the initial window (§6.6), in
+          // a fresh buffer (the transport owns it). A failed grant shows up
+          // as the next read's error.
+          st.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
       if (!dec.atBoundary) throw guard.failed(new Error('stream ended mid-frame'));
@@ -865,12 +869,6 @@ async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | nul
   return f;
 }
 
-/** Writes a CALL_ERROR (§6.4) and FIN on a call stream this side answers; a failed write abandons the stream. */
-function answerCallError(st: CallStream, code: string, message: string): void {
-  const frame = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code, message }));
-  Promise.all([st.write(frame), st.close()]).catch(() => abandon(st));
-}
-
 /** Abandons a call stream (cancellation, a malformed response, §8): reset and stop with WT_ABORTED. */
 function abandon(st: CallStream): void {
   try {
@@ -885,11 +883,6 @@ function abandon(st: CallStream): void {
   }
 }
 
-/** The CALL_CREDIT of one batch, which never exceeds the initial window (§6.6); a fresh buffer per write (the transport owns it). */
-function creditFrame(): Uint8Array {
-  return encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch));
-}
-
 /**
  * The content of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
  * CALL_ERROR stops the stream and throws the responder's error (§6.4);
@@ -899,7 +892,9 @@ function creditFrame(): Uint8Array {
 function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | Uint8Array {
   if (f.type === FrameCallError) {
     st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-    throw remoteCallError(f.payload);
+    // Unknown codes are kept as they are; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
+    const ce = parseCallError(f.payload);
+    throw new TransportError(ce.code as CodeName, ce.message);
   }
   try {
     if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
@@ -908,17 +903,6 @@ function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | 
     abandon(st);
     throw e;
   }
-}
-
-/** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */
-function remoteCallError(payload: Uint8Array): TransportError {
-  let ce;
-  try {
-    ce = parseCallError(payload);
-  } catch (e) {
-    return e as TransportError;
-  }
-  return new TransportError(ce.code as CodeName, ce.message);
 }
 
 /** Throws the peer's fault, WT_PROTOCOL_ERROR, where it is found: on the emit and datagram lanes it closes the session (§5.5), on a call stream the server opened it is the answer. */
