@@ -87,33 +87,33 @@ export interface WebSocketOptions {
  * session's close (4007 carrying WT_UNAUTHORIZED and its reason, §4).
  */
 export function connectWebSocket(url: string, options: WebSocketOptions = {}): Connector {
-  return { open: (ctx) => openWebSocket(url, options, ctx) };
-}
-
-async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
-  const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (Ctor === undefined) {
-    throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
-  }
-  const where = describeUrl(url);
-  if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
-  }
-  if (ctx.signal.aborted) throw abandoned();
-  let sock: WebSocketLike;
-  try {
-    sock = new Ctor(url);
-  } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
-  }
-  const conn = new WebSocketConn(sock, ctx.clock);
-  const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
-  const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
-  if (outcome === 'open') return { conn, fallbackReason: null };
-  conn.abandon();
-  if (outcome === 'aborted') throw abandoned();
-  throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+  return {
+    async open(ctx: ConnectContext): Promise<Opened> {
+      const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+      if (Ctor === undefined) {
+        throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
+      }
+      const where = describeUrl(url);
+      if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
+      }
+      if (ctx.signal.aborted) throw abandoned();
+      let sock: WebSocketLike;
+      try {
+        sock = new Ctor(url);
+      } catch (err) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
+      }
+      const conn = new WebSocketConn(sock, ctx.clock);
+      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+      // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
+      const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
+      if (outcome === 'open') return { conn, fallbackReason: null };
+      conn.abandon();
+      if (outcome === 'aborted') throw abandoned();
+      throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+    },
+  };
 }
 
 /** How a session ends with no close from either side (§11). */
@@ -140,7 +140,7 @@ function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void 
 class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
   readonly closed: Promise<CloseInfo>;
-  /** Set by openWebSocket while the socket's opening handshake runs: told 'open', or why it failed. */
+  /** Set by the connector's open while the socket's opening handshake runs: told 'open', or why it failed. */
   opening: ((outcome: string) => void) | null = null;
 
   readonly #sock: WebSocketLike;
