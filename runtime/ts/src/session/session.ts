@@ -514,7 +514,8 @@ export class Session {
    * an unknown id is dropped and counted; an event other than an emit of
    * the message's lane, or a payload its slot refuses (codec, UTF-8), is the
    * peer's fault; an event the server does not send, and a datagram the
-   * gate finds stale, are dropped and counted. The rest is delivered.
+   * gate finds stale, are dropped and counted, as is a value the event's
+   * decode hook or validator refuses. The rest goes to the handlers.
    */
   #receive(m: Frame | Datagram, datagram: boolean): void {
     const lane = datagram ? 'unreliable' : 'reliable';
@@ -522,12 +523,8 @@ export class Session {
     if (ev === undefined) return void this.#counters.unknownDropped++;
     if (ev.shape !== 'emit' || ev.lane !== lane) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
     const content = slotContent(ev, false, m.codec, m.payload);
-    if (!ev.sentByServer) this.#counters.directionDropped++;
-    else if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) this.#counters.staleReceived++;
-    else this.#deliver(ev, content);
-  }
-
-  #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
+    if (!ev.sentByServer) return void this.#counters.directionDropped++;
+    if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) return void this.#counters.staleReceived++;
     let value: unknown;
     try {
       value = decodeValue(ev, content, false);
