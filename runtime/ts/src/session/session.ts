@@ -346,19 +346,9 @@ export class Session {
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
       this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
-      this.#wake();
-    } else {
-      this.#sendDatagram(ev, encodeValue(ev, value) as Uint8Array);
+      return this.#wake();
     }
-  }
-
-  #wake(): void {
-    // Resolving runs the writer later, so it never sees the old resolver.
-    this.#wakeWriter?.();
-    this.#wakeWriter = undefined;
-  }
-
-  #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
+    const payload = encodeValue(ev, value) as Uint8Array;
     if (payload.length === 0) throw protocolError(`'${ev.name}': empty datagram`);
     const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
@@ -379,6 +369,12 @@ export class Session {
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
+  }
+
+  #wake(): void {
+    // Resolving runs the writer later, so it never sees the old resolver.
+    this.#wakeWriter?.();
+    this.#wakeWriter = undefined;
   }
 
   /**
