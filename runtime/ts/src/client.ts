@@ -249,25 +249,26 @@ export class Client {
   async #loop(run: Run): Promise<void> {
     let attempt = 0;
     for (;;) {
-      let err: TransportError;
+      // Set unless stopped, which ends the loop before err is read.
+      let err!: TransportError;
       let established = false;
       try {
         const ctx = { clock: this.#clock, signal: run.abort.signal };
         let opened = await this.#connector.open(ctx);
         for (;;) {
           if (run.stopped) {
-            opened.conn.close(run.closeCode, run.closeReason);
-            err = new TransportError('WT_SESSION_CLOSED', 'client closed');
+            opened.conn.close(...run.stopped);
             break;
           }
-          ({ err, established } = await this.#runSession(run, opened));
+          [err, established] = await this.#runSession(run, opened);
           // A mapping that opened and never handshook falls back, if the connector can (§4.1).
           if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || opened.fallBack === undefined || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
         }
         if (established) attempt = 0;
       } catch (e) {
-        err = asTransportError(e);
+        // A connector rejects with a TransportError; anything else failed the handshake.
+        err = e instanceof TransportError ? e : new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
       }
       // A run another replaced was stopped first (connect() starts one only then).
       if (run.stopped) break;
@@ -292,13 +293,9 @@ export class Client {
   }
 
   /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
-  async #runSession(run: Run, opened: Opened): Promise<{ err: TransportError; established: boolean }> {
-    const s = new Session(opened.conn, this.#contract, {
-      clock: this.#clock,
-      handlers: this.#handlers,
-      onChange: () => {
-        if (this.#session === s) this.#update({ rooms: s.rooms() });
-      },
+  async #runSession(run: Run, opened: Opened): Promise<[err: TransportError, established: boolean]> {
+    const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
+      if (this.#session === s) this.#update({ rooms: s.rooms() });
     });
     this.#session = s;
     this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
@@ -318,7 +315,7 @@ export class Client {
       this.#session = undefined;
       this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
     }
-    return { err, established };
+    return [err, established];
   }
 }
 
@@ -334,17 +331,11 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
   return lo + (r.random ?? Math.random)() * (step - lo);
 }
 
-function asTransportError(e: unknown): TransportError {
-  if (e instanceof TransportError) return e;
-  return new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
-}
-
 /** One connect()…close() run of the client. */
 class Run {
   readonly abort = new AbortController();
-  stopped = false;
-  closeCode = 0;
-  closeReason = '';
+  /** The close the run was stopped with (its code and reason); undefined while it runs. */
+  stopped: [code: number, reason: string] | undefined;
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
@@ -376,7 +367,7 @@ class Run {
         this.#waiters.delete(w);
         reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
       };
-      if (signal?.aborted === true) return onAbort();
+      if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort);
       this.#waiters.add(w);
     });
@@ -384,9 +375,7 @@ class Run {
 
   stop(code: number, reason: string): void {
     if (this.stopped) return;
-    this.stopped = true;
-    this.closeCode = code;
-    this.closeReason = reason;
+    this.stopped = [code, reason];
     this.abort.abort();
     this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     this.#wake?.();

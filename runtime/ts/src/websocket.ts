@@ -87,33 +87,33 @@ export interface WebSocketOptions {
  * session's close (4007 carrying WT_UNAUTHORIZED and its reason, §4).
  */
 export function connectWebSocket(url: string, options: WebSocketOptions = {}): Connector {
-  return { open: (ctx) => openWebSocket(url, options, ctx) };
-}
-
-async function openWebSocket(url: string, options: WebSocketOptions, ctx: ConnectContext): Promise<Opened> {
-  const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (Ctor === undefined) {
-    throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
-  }
-  const where = describeUrl(url);
-  if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
-  }
-  if (ctx.signal.aborted) throw abandoned();
-  let sock: WebSocketLike;
-  try {
-    sock = new Ctor(url);
-  } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
-  }
-  const conn = new WebSocketConn(sock, ctx.clock);
-  const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
-  const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
-  if (outcome === 'open') return { conn, fallbackReason: null };
-  conn.abandon();
-  if (outcome === 'aborted') throw abandoned();
-  throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+  return {
+    async open(ctx: ConnectContext): Promise<Opened> {
+      const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+      if (Ctor === undefined) {
+        throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
+      }
+      const where = describeUrl(url);
+      if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
+      }
+      if (ctx.signal.aborted) throw abandoned();
+      let sock: WebSocketLike;
+      try {
+        sock = new Ctor(url);
+      } catch (err) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
+      }
+      const conn = new WebSocketConn(sock, ctx.clock);
+      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+      // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
+      const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
+      if (outcome === 'open') return { conn, fallbackReason: null };
+      conn.abandon();
+      if (outcome === 'aborted') throw abandoned();
+      throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+    },
+  };
 }
 
 /** How a session ends with no close from either side (§11). */
@@ -140,7 +140,7 @@ function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void 
 class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
   readonly closed: Promise<CloseInfo>;
-  /** Set by openWebSocket while the socket's opening handshake runs: told 'open', or why it failed. */
+  /** Set by the connector's open while the socket's opening handshake runs: told 'open', or why it failed. */
   opening: ((outcome: string) => void) | null = null;
 
   readonly #sock: WebSocketLike;
@@ -162,24 +162,27 @@ class WebSocketConn implements Conn {
     this.#clock = clock;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
-    sock.onopen = () => this.#onOpen();
+    sock.onopen = () => {
+      if (!this.#opened('open')) return;
+      this.#lastSent = this.#lastRecv = this.#clock.now();
+      this.#live();
+    };
     sock.onmessage = (ev) => this.#onMessage(ev.data);
-    sock.onclose = (ev) => this.#onClose(ev.code, ev.reason);
-    sock.onerror = () => this.#onError();
-  }
-
-  // A browser follows an error with a close event, which says how the
-  // session ended; Node 20's WebSocket fails an opening handshake with an
-  // error alone. So an error fails an opening at once, and ends an open
-  // session as #failed does.
-  #onError(): void {
-    if (!this.#opened('socket error')) this.#failed().catch(() => {});
-  }
-
-  #onOpen(): void {
-    if (!this.#opened('open')) return;
-    this.#lastSent = this.#lastRecv = this.#clock.now();
-    this.#live();
+    // The peer's close (remote), or the socket's own end (lost): a WebSocket
+    // close code outside the §3.3 table (1006 lost, 1001 going away) is no
+    // session code, and the session ended with none (§11).
+    sock.onclose = (ev) => {
+      if (this.#opened(`close code ${ev.code}`)) return;
+      const code = sessionCodeFromWebSocket(ev.code);
+      this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
+    };
+    // A browser follows an error with a close event, which says how the
+    // session ended; Node 20's WebSocket fails an opening handshake with an
+    // error alone. So an error fails an opening at once, and ends an open
+    // session as #failed does.
+    sock.onerror = () => {
+      if (!this.#opened('socket error')) this.#failed().catch(() => {});
+    };
   }
 
   /** Ends the opening handshake with its outcome; whether one was running. */
@@ -220,15 +223,6 @@ class WebSocketConn implements Conn {
     if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
     }
-  }
-
-  // The peer's close (remote), or the socket's own end (lost): a WebSocket
-  // close code outside the §3.3 table (1006 lost, 1001 going away) is no
-  // session code, and the session ended with none (§11).
-  #onClose(wsCode: number, reason: string): void {
-    if (this.#opened(`close code ${wsCode}`)) return;
-    const code = sessionCodeFromWebSocket(wsCode);
-    this.#end(code === undefined ? lost : { code, reason, remote: true, lost: false });
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */

@@ -55,59 +55,59 @@ export interface WebTransportOptions {
  * the session opens and closes WT_UNAUTHORIZED (§4).
  */
 export function connectWebTransport(url: string, options: WebTransportOptions = {}): Connector {
-  return { open: (ctx) => openWebTransport(url, options, ctx) };
-}
-
-async function openWebTransport(url: string, options: WebTransportOptions, ctx: ConnectContext): Promise<Opened> {
-  const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
-  if (typeof WT !== 'function') {
-    throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
-  }
-  const where = describeUrl(url);
-  if (where === undefined || where.scheme !== 'https:') {
-    throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
-  }
-  if (ctx.signal.aborted) throw abandoned();
-  const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
-  // The browser reads the hashes as it constructs the session: no copy.
-  if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
-  let transport: WebTransport;
-  try {
-    transport = new WT(url, init);
-  } catch (err) {
-    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${describeError(err)}`, {
-      cause: err,
-    });
-  }
-  // Whatever happens next, neither promise may reject unhandled.
-  transport.closed.catch(() => {});
-  const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-  const outcome = await outcomeWithin(
-    ctx.clock,
-    timeoutMs,
-    transport.ready.then(
-      () => 'ready' as const,
-      (error: unknown) => ({ error }),
-    ),
-    ctx.signal,
-  );
-  if (outcome !== 'ready') {
-    closeQuietly(transport);
-    if (outcome === 'aborted') throw abandoned();
-    const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
-    if (await probe(where.origin, ctx)) {
-      throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
-    }
-    throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
-  }
-  // §2: a session that would carry the unreliable lane reliably is refused,
-  // before the handshake. Chromium leaves reliability undefined.
-  if ((transport as { reliability?: string }).reliability === 'reliable-only') {
-    const reason = 'session is reliable-only';
-    closeQuietly(transport, CloseReliabilityRefused, reason);
-    throw new TransportError('WT_RELIABILITY_REFUSED', reason);
-  }
-  return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
+  return {
+    async open(ctx: ConnectContext): Promise<Opened> {
+      const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
+      if (typeof WT !== 'function') {
+        throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
+      }
+      const where = describeUrl(url);
+      if (where === undefined || where.scheme !== 'https:') {
+        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
+      }
+      if (ctx.signal.aborted) throw abandoned();
+      const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
+      // The browser reads the hashes as it constructs the session: no copy.
+      if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
+      let transport: WebTransport;
+      try {
+        transport = new WT(url, init);
+      } catch (err) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${describeError(err)}`, {
+          cause: err,
+        });
+      }
+      // Whatever happens next, neither promise may reject unhandled.
+      transport.closed.catch(() => {});
+      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+      const outcome = await outcomeWithin(
+        ctx.clock,
+        timeoutMs,
+        transport.ready.then(
+          () => 'ready' as const,
+          (error: unknown) => ({ error }),
+        ),
+        ctx.signal,
+      );
+      if (outcome !== 'ready') {
+        closeQuietly(transport);
+        if (outcome === 'aborted') throw abandoned();
+        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
+        if (await probe(where.origin, ctx)) {
+          throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
+        }
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
+      }
+      // §2: a session that would carry the unreliable lane reliably is refused,
+      // before the handshake. Chromium leaves reliability undefined.
+      if ((transport as { reliability?: string }).reliability === 'reliable-only') {
+        const reason = 'session is reliable-only';
+        closeQuietly(transport, CloseReliabilityRefused, reason);
+        throw new TransportError('WT_RELIABILITY_REFUSED', reason);
+      }
+      return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
+    },
+  };
 }
 
 // lib.dom's WebTransportOptions, writable.

@@ -123,7 +123,7 @@ test('§3 a datagram carrying a reliable event closes WT_PROTOCOL_ERROR (1004)',
   await h.server1.sendDatagram(b);
   await settle();
   assert.equal(h.pair.closeInfo?.server.code, 1004);
-  assert.equal(h.pair.closeInfo?.server.reason, "datagram of reliable 'chat'");
+  assert.equal(h.pair.closeInfo?.server.reason, "datagram of reliable emit 'chat'");
 });
 
 test('§3.3 on the WebSocket mapping unreliable events travel as DATAGRAM frames: codec 0x01, event id 0, a §7.1 datagram inside', async () => {

@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, CloseInfo, Conn, Mapping } from '../transport.js';
+import type { CallStream, Clock, Conn } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -43,7 +43,7 @@ import {
   type Frame,
 } from '../wire/frame.js';
 import { ProtocolVersion, compareTables, decodeHandshake, encodeHandshake } from '../wire/handshake.js';
-import { DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
+import { type Datagram, DatagramHeaderLen, maxDatagramPayload, nextSeq, parseDatagram, putDatagramHeader } from '../wire/datagram.js';
 import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wire/payload.js';
 import { utf8Decode, utf8Encode, utf8Into } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
@@ -96,15 +96,6 @@ export interface Stats {
 
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
-
-/** What a session needs of its client. */
-export interface SessionOptions {
-  readonly clock: Clock;
-  /** The handlers by event name; shared by every session of a client, so a reconnect keeps them. */
-  readonly handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  /** Called whenever the rooms view or the session's state changed; it must not throw, or the loop that read the frame takes it for the peer's fault. */
-  readonly onChange?: () => void;
-}
 
 type HandshakeState = 'pending' | 'accepted' | 'failed';
 
@@ -185,17 +176,18 @@ function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause
 }
 
 export class Session {
-  readonly mapping: Mapping;
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
   readonly established: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
   readonly ended: Promise<TransportError>;
 
   readonly #conn: Conn;
+  /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
+  readonly #ws: boolean;
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  readonly #onChange: (() => void) | undefined;
+  readonly #onChange: () => void;
 
   #hsState: HandshakeState = 'pending';
   #hsTimer: unknown;
@@ -226,29 +218,48 @@ export class Session {
     earlyDiscarded: 0,
   };
 
-  constructor(conn: Conn, contract: CompiledContract, opts: SessionOptions) {
+  /**
+   * A session over conn, for its client: clock times every deadline of the
+   * session; handlers are the client's by event name (shared by every
+   * session of a client, so a reconnect keeps them); onChange is called
+   * whenever the rooms view or the session's state changed, and must not
+   * throw, or the loop that read the frame takes it for the peer's fault.
+   */
+  constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onChange: () => void) {
     this.#conn = conn;
-    this.mapping = conn.mapping;
+    this.#ws = conn.mapping === 'websocket';
     this.#contract = contract;
-    this.#clock = opts.clock;
-    this.#handlers = opts.handlers;
-    this.#onChange = opts.onChange;
-    this.#ring = new DatagramRing(this.#clock);
-    this.#gate = new SequenceGate(this.#clock);
+    this.#clock = clock;
+    this.#handlers = handlers;
+    this.#onChange = onChange;
+    this.#ring = new DatagramRing(clock);
+    this.#gate = new SequenceGate(clock);
     this.established = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
       this.#rejectEstablished = reject;
     });
     // A session that ends before anyone awaits `established` is not an unhandled rejection.
     this.established.catch(() => {});
-    this.ended = conn.closed.then((info) => this.#end(info));
+    // The session's end: what it waits on fails, what it queued is dropped.
+    this.ended = conn.closed.then((info) => {
+      const err = (this.#endError = closeError(info));
+      this.#clock.clearTimeout(this.#hsTimer);
+      this.#rejectEstablished(err);
+      this.#q = [];
+      this.#ring.clear();
+      this.#wakeWriter?.();
+      for (const l of [...this.#endListeners]) l();
+      this.#endListeners.clear();
+      this.#onChange();
+      return err;
+    });
   }
 
   /** Runs the session: the reliability check (§2), then the handshake deadline and the lanes. Returns at once. */
   start(): void {
     // §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
-    if (this.mapping === 'websocket' && this.#contract.firstUndeclared !== '') {
+    if (this.#ws && this.#contract.firstUndeclared !== '') {
       this.close(
         CloseReliabilityRefused,
         `'${this.#contract.firstUndeclared}' is unreliable with no fallback`,
@@ -297,20 +308,6 @@ export class Session {
     this.close((SessionCode as Record<string, number>)[err.code] ?? CloseProtocolError, err.message);
   }
 
-  #end(info: CloseInfo): TransportError {
-    const err = closeError(info);
-    this.#endError = err;
-    this.#clock.clearTimeout(this.#hsTimer);
-    this.#rejectEstablished(err);
-    this.#q = [];
-    this.#ring.clear();
-    this.#wakeWriter?.();
-    for (const l of [...this.#endListeners]) l();
-    this.#endListeners.clear();
-    this.#onChange?.();
-    return err;
-  }
-
   /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
   closedError(): TransportError {
     // Called once the session ended: #endError is set.
@@ -349,19 +346,9 @@ export class Session {
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
       this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
-      this.#wake();
-    } else {
-      this.#sendDatagram(ev, encodeValue(ev, value) as Uint8Array);
+      return this.#wake();
     }
-  }
-
-  #wake(): void {
-    // Resolving runs the writer later, so it never sees the old resolver.
-    this.#wakeWriter?.();
-    this.#wakeWriter = undefined;
-  }
-
-  #sendDatagram(ev: CompiledEvent, payload: Uint8Array): void {
+    const payload = encodeValue(ev, value) as Uint8Array;
     if (payload.length === 0) throw protocolError(`'${ev.name}': empty datagram`);
     const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
@@ -375,13 +362,19 @@ export class Session {
     // The ring holds what the transport (§9) or the WebSocket mapping's
     // emit lane (§3.3) cannot take yet; either takes from it as it has room.
     this.#ring.push(b);
-    if (this.mapping === 'websocket') this.#wake();
+    if (this.#ws) this.#wake();
     else
       try {
         this.#conn.sendDatagram?.(this.#ring);
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
+  }
+
+  #wake(): void {
+    // Resolving runs the writer later, so it never sees the old resolver.
+    this.#wakeWriter?.();
+    this.#wakeWriter = undefined;
   }
 
   /**
@@ -398,15 +391,15 @@ export class Session {
       const st = await this.#conn.openEmit();
       const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
-      while (!this.isEnded) {
-        if (this.#q.length === 0 && (this.mapping !== 'websocket' || this.#ring.length === 0)) {
+      while (!this.#endError) {
+        if (this.#q.length === 0 && (!this.#ws || this.#ring.length === 0)) {
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
           continue;
         }
         // Take the frames: the queue is free for new emits while this batch is written.
         const q = this.#q;
         this.#q = [];
-        if (this.mapping === 'websocket') {
+        if (this.#ws) {
           // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
           for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()) !== undefined; ) {
             q.push((FrameDatagram << 8) | CodecJson, 0, d);
@@ -437,7 +430,7 @@ export class Session {
     } catch (e) {
       // A write failing because the session ended fails once the Conn
       // recorded the end, so this close then does nothing (the first close wins).
-      if (!this.isEnded) {
+      if (!this.#endError) {
         this.close(
           CloseProtocolError,
           e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
@@ -454,21 +447,15 @@ export class Session {
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
     const dec = new FrameDecoder();
-    let first = true;
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let chunk; (chunk = await rs.read()) !== null; ) {
-        if (this.isEnded) return;
-        dec.push(chunk);
-        for (let f = dec.next(); f !== undefined; f = dec.next()) {
-          if (first) {
-            first = false;
-            if (f.type !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
-            this.#acceptHandshake(f.payload);
-          } else {
-            this.#dispatch(f);
-          }
+      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())) !== null; first = false) {
+        if (this.#endError) return;
+        if (!first) this.#dispatch(f);
+        else {
+          if (f.type !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
+          this.#acceptHandshake(f.payload);
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
@@ -477,7 +464,7 @@ export class Session {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
       // it, so a close for that does nothing (the first close wins).
-      if (!this.isEnded) {
+      if (!this.#endError) {
         this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
       }
     }
@@ -495,28 +482,21 @@ export class Session {
     this.#hsState = 'accepted';
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
-    this.#onChange?.();
+    this.#onChange();
   }
 
   /** Handles one frame of the server's emit stream after the handshake; throws the peer's fault. */
   #dispatch(f: Frame): void {
     const t = f.type;
     if (t === FrameEmit) {
-      // The per-message rules of an EMIT (§5.3, §5.4): unknown id dropped and counted, codec differing from the slot a protocol error.
-      const ev = this.#contract.byId.get(f.eventId);
-      if (ev === undefined) this.#counters.unknownDropped++;
-      else {
-        if (ev.shape !== 'emit' || ev.lane !== 'reliable') protocolFault(`EMIT of ${ev.lane} ${ev.shape} '${ev.name}'`);
-        const content = this.#accepts(ev, f.codec, f.payload);
-        if (content !== undefined) this.#deliver(ev, content);
-      }
+      this.#receive(f, false);
     } else if (t === FrameJoin || t === FrameLeave) {
       const room = parseRoom(f.payload);
       const before = this.#roomSet.size;
       if (t === FrameJoin) this.#roomSet.add(room);
       else this.#roomSet.delete(room);
-      if (this.#roomSet.size !== before) this.#onChange?.();
-    } else if (t === FrameDatagram && this.mapping === 'websocket') {
+      if (this.#roomSet.size !== before) this.#onChange();
+    } else if (t === FrameDatagram && this.#ws) {
       this.#receiveDatagram(f.payload);
     } else {
       protocolFault(
@@ -526,18 +506,21 @@ export class Session {
   }
 
   /**
-   * What an emit and a datagram of a known event share: the slot's codec
-   * and UTF-8 (§5.3, the peer's fault), then whether the server sends it
-   * (counted if not). The slot's content, or undefined when dropped.
+   * The per-message rules an EMIT and a datagram share (§5.3, §5.4, §7.3):
+   * an unknown id is dropped and counted; an event other than an emit of
+   * the message's lane, or a payload its slot refuses (codec, UTF-8), is the
+   * peer's fault; an event the server does not send, and a datagram the
+   * gate finds stale, are dropped and counted, as is a value the event's
+   * decode hook or validator refuses. The rest goes to the handlers.
    */
-  #accepts(ev: CompiledEvent, codec: number, payload: Uint8Array): string | Uint8Array | undefined {
-    const content = slotContent(ev, false, codec, payload);
-    if (ev.sentByServer) return content;
-    this.#counters.directionDropped++;
-    return undefined;
-  }
-
-  #deliver(ev: CompiledEvent, content: string | Uint8Array): void {
+  #receive(m: Frame | Datagram, datagram: boolean): void {
+    const lane = datagram ? 'unreliable' : 'reliable';
+    const ev = this.#contract.byId.get(m.eventId);
+    if (ev === undefined) return void this.#counters.unknownDropped++;
+    if (ev.shape !== 'emit' || ev.lane !== lane) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
+    const content = slotContent(ev, false, m.codec, m.payload);
+    if (!ev.sentByServer) return void this.#counters.directionDropped++;
+    if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) return void this.#counters.staleReceived++;
     let value: unknown;
     try {
       value = decodeValue(ev, content, false);
@@ -565,14 +548,14 @@ export class Session {
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b !== null && !this.isEnded; b = await receive()) {
+      for (let b = await receive(); b !== null && !this.#endError; b = await receive()) {
         if (this.#hsState === 'accepted') this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
     } catch (e) {
       // The peer's fault: receive() itself gives null at the end, never an error.
-      if (!this.isEnded) this.#protocolError(e as TransportError);
+      if (!this.#endError) this.#protocolError(e as TransportError);
     }
   }
 
@@ -585,16 +568,8 @@ export class Session {
       this.#counters.malformedDropped++;
       return;
     }
-    if (d === undefined) return; // shorter than the header: a probe or nothing (§7.2)
-    const ev = this.#contract.byId.get(d.eventId);
-    if (ev === undefined) this.#counters.unknownDropped++;
-    else {
-      if (ev.lane !== 'unreliable') protocolFault(`datagram of ${ev.lane} '${ev.name}'`);
-      const content = this.#accepts(ev, d.codec, d.payload);
-      if (content === undefined) return;
-      if (this.#gate.accept(d.origin, d.eventId, d.seq)) this.#deliver(ev, content);
-      else this.#counters.staleReceived++;
-    }
+    // Shorter than the header: a probe or nothing (§7.2).
+    if (d !== undefined) this.#receive(d, true);
   }
 
   // ---- calls the server opens -----------------------------------------
@@ -609,7 +584,7 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) !== null && !this.isEnded; ) {
+    for (let st; (st = await accept().catch(() => null)) !== null && !this.#endError; ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
@@ -622,7 +597,6 @@ export class Session {
 
   /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
   async #answerCall(st: CallStream): Promise<void> {
-    const dec = new FrameDecoder();
     let timer: unknown;
     const late = new Promise<never>(
       (_, reject) =>
@@ -631,46 +605,33 @@ export class Session {
           RequestTimeout,
         )),
     );
-    let f: Frame | undefined;
+    let f: Frame | null = null;
     try {
-      while ((f = dec.next()) === undefined) {
-        const chunk = await Promise.race([st.read(), late]);
-        if (chunk === null) return abandon(st); // the stream ended before its first frame
-        dec.push(chunk);
-      }
+      f = await nextFrame(new FrameDecoder(), () => Promise.race([st.read(), late]));
+      if (f === null) return abandon(st); // the stream ended before its first frame
+      if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
+      const ev = this.#contract.byId.get(f.eventId);
+      if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
+      if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
+      // A request its slot refuses is named as such; one it takes is still
+      // the server calling, which only clients do (§3.2).
+      slotContent(ev, false, f.codec, f.payload);
+      this.#counters.directionDropped++;
+      protocolFault(`'${ev.name}' is a call: only clients call`);
     } catch (e) {
-      // The framing is lost, or the request is late: answer and read
-      // nothing more. An oversized frame (§5.1), a stream reset or cut
-      // short, or the session's end leave nothing to answer.
-      if (e instanceof TransportError && e.code !== 'WT_PAYLOAD_TOO_LARGE' && !this.isEnded) {
-        answerCallError(st, e.code, e.message);
-        st.stop(ResetAborted);
-      } else {
-        abandon(st);
-      }
-      return;
+      // Every request is answered with why it is refused. An oversized
+      // frame (§5.1), a stream reset or cut short, or the session's end
+      // leave nothing to answer; after lost framing or a late request
+      // nothing more is read.
+      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
+      // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
+      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code: e.code, message: e.message }));
+      Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
+      if (f === null) return st.stop(ResetAborted);
     } finally {
       this.#clock.clearTimeout(timer);
     }
-    const ev = this.#contract.byId.get(f.eventId);
-    let code = 'WT_PROTOCOL_ERROR';
-    let why: string;
-    if (f.type !== FrameCallRequest) why = `call opened by ${frameTypeName(f.type)}`;
-    else if (ev === undefined) {
-      code = 'WT_UNKNOWN_EVENT';
-      why = `id ${f.eventId} is not in ${this.#contract.name}`;
-    } else if (ev.shape === 'emit') why = `'${ev.name}' is emit, not a call`;
-    else {
-      try {
-        slotContent(ev, false, f.codec, f.payload);
-        this.#counters.directionDropped++;
-        why = `'${ev.name}' is a call: only clients call`;
-      } catch (e) {
-        why = (e as TransportError).message;
-      }
-    }
-    answerCallError(st, code, why);
-    // Read to the end, discarding what the peer still sends (as the Go runtime's drain).
+    // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
     while ((await st.read().catch(() => null)) !== null);
   }
 
@@ -713,61 +674,45 @@ export class Session {
    * with FIN. Leaving early abandons the stream (§8).
    */
   async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
-    const guard = new CallGuard(this, ev, signal);
-    let st: CallStream | undefined;
-    let finished = false;
-    try {
-      st = await this.#openCall(ev, value, guard, fin);
-      const dec = new FrameDecoder();
-      let consumed = 0;
-      for (;;) {
-        const chunk = await guard.op(st, st.read());
-        if (chunk === null) {
-          if (!dec.atBoundary) throw guard.failed(st, new Error('stream ended mid-frame'));
-          finished = true;
-          if (!fin) await st.close().catch(() => {}); // the sequence is complete
-          return;
-        }
-        dec.push(chunk);
-        for (let f = guard.next(st, dec); f !== undefined; f = guard.next(st, dec)) {
-          if (f.type === FrameCallError) {
-            finished = true;
-            if (!fin) st.close().catch(() => {});
-          }
-          yield responsePayload(ev, st, f);
-          // The loop came back for more: the element was consumed.
-          if (!fin && ++consumed === CreditBatch) {
-            consumed = 0;
-            // A failed grant shows up as the next read's error.
-            st.write(creditFrame()).catch(() => {});
-          }
-        }
-      }
-    } finally {
-      if (st !== undefined && !finished) abandon(st);
-      guard.dispose();
-    }
-  }
-
-  /** Opens a call stream and writes the request; fin finishes the send side after it (returns, §6.2). */
-  async #openCall(ev: CompiledEvent, value: unknown, guard: CallGuard, fin: boolean): Promise<CallStream> {
     const openCall = this.#conn.openCall;
     if (openCall === undefined) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
-    const req = encodeValue(ev, value) as Uint8Array;
-    const frame = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, req);
-    guard.check();
-    // A call made before the server's handshake arrived waits for it.
-    await guard.race(this.established);
-    const st = await guard.op(undefined, openCall());
-    guard.stream = st;
-    // Neither the write nor the FIN is awaited: the response is read at
-    // once (a browser may resolve close() only once the FIN is acknowledged,
-    // a delayed ACK later). A failure of either fails the call.
-    const sent = fin ? Promise.all([st.write(frame), st.close()]) : st.write(frame);
-    sent.catch(async (e: unknown) => guard.fail(await guard.failedAsync(st, e)));
-    return st;
+    const req = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, encodeValue(ev, value) as Uint8Array);
+    const guard = new CallGuard(this, ev, signal);
+    let finished = false;
+    try {
+      // A call made before the server's handshake arrived waits for it.
+      await guard.race(this.established);
+      const st = (guard.stream = await guard.op(openCall()));
+      // Neither the request's write nor the FIN after it (returns, §6.2) is
+      // awaited: the response is read at once (a browser may resolve close()
+      // only once the FIN is acknowledged, a delayed ACK later). A failure
+      // of either fails the call.
+      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch(async (e: unknown) => guard.fail(await guard.failedAsync(e)));
+      const dec = new FrameDecoder();
+      for (let f, consumed = 0; (f = await guard.frame(dec)) !== null; ) {
+        if (f.type === FrameCallError) {
+          finished = true;
+          if (!fin) st.close().catch(() => {});
+        }
+        yield responsePayload(ev, st, f);
+        // The loop came back for more: the element was consumed.
+        if (!fin && ++consumed === CreditBatch) {
+          consumed = 0;
+          // One batch's CALL_CREDIT, never above the initial window (§6.6), in
+          // a fresh buffer (the transport owns it). A failed grant shows up
+          // as the next read's error.
+          st.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
+        }
+      }
+      if (!dec.atBoundary) throw guard.failed(new Error('stream ended mid-frame'));
+      finished = true;
+      if (!fin) await st.close().catch(() => {}); // the sequence is complete
+    } finally {
+      if (guard.stream !== undefined && !finished) abandon(guard.stream);
+      guard.dispose();
+    }
   }
 
   /**
@@ -816,43 +761,43 @@ class CallGuard {
     this.#offEnd = session.onEnd(() => this.fail(session.closedError()));
   }
 
-  /** Throws at once when the caller already aborted or the session ended. */
-  check(): void {
-    if (this.#signal?.aborted === true) throw this.#settle(this.#abortedError());
-    if (this.#session.isEnded) throw this.#session.closedError();
-  }
-
+  /** What p gives, or the call's failure first; throws at once when the caller already aborted or the session ended. */
   race<T>(p: Promise<T>): Promise<T> {
     // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
     p.catch(() => {});
-    this.check();
+    if (this.#signal?.aborted) throw this.fail(this.#abortedError());
+    if (this.#session.isEnded) throw this.#session.closedError();
     return Promise.race([p, this.#interrupted]);
   }
 
-  /** What a transport operation on the call (on st, once open) gives, raced as race does; its failure named by failedAsync. */
-  async op<T>(st: CallStream | undefined, p: Promise<T>): Promise<T> {
+  /** What a transport operation on the call (on its stream, once open) gives, raced as race does; its failure named by failedAsync. */
+  async op<T>(p: Promise<T>): Promise<T> {
     try {
       return await this.race(p);
     } catch (e) {
-      throw await this.failedAsync(st, e);
+      throw await this.failedAsync(e);
     }
   }
 
-  /** The next frame of a call stream; a malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1). */
-  next(st: CallStream, dec: FrameDecoder): Frame | undefined {
+  /**
+   * The next frame of a call stream, null once it ended, read through op; a
+   * malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1).
+   */
+  async frame(dec: FrameDecoder): Promise<Frame | null> {
     try {
-      return dec.next();
+      return await nextFrame(dec, () => this.op(this.stream!.read()));
     } catch (e) {
-      throw this.failed(st, e);
+      // A failed read settled the call already: failed gives that failure.
+      throw this.failed(e);
     }
   }
 
   /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
-  failed(st: CallStream | undefined, e: unknown): TransportError {
+  failed(e: unknown): TransportError {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
     let err: TransportError;
-    // An abort settled the call already: its listener, or check() for a
+    // An abort settled the call already: its listener, or race() for a
     // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
     else if (e instanceof StreamResetError && e.code === 9) {
@@ -862,8 +807,8 @@ class CallGuard {
     } else {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
-    this.#settle(err);
-    if (st !== undefined) abandon(st);
+    this.fail(err);
+    if (this.stream !== undefined) abandon(this.stream);
     return err;
   }
 
@@ -872,9 +817,9 @@ class CallGuard {
    * the session ended (the seam's contract), so it waits briefly for the
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
-  async failedAsync(st: CallStream | undefined, e: unknown): Promise<TransportError> {
+  async failedAsync(e: unknown): Promise<TransportError> {
     if (this.#settled === undefined && !(e instanceof StreamResetError)) await this.#session.endGrace();
-    return this.failed(st, e);
+    return this.failed(e);
   }
 
   #abortedError(): TransportError {
@@ -885,14 +830,14 @@ class CallGuard {
     });
   }
 
-  /** Settles the call with err, whatever it waits on. */
-  fail(err: TransportError): void {
-    this.#interrupt(this.#settle(err));
-  }
-
-  /** Records the call's failure, once (an abort check() found included): later failures report the first. */
-  #settle(err: TransportError): TransportError {
-    return (this.#settled ??= err);
+  /**
+   * Settles the call with err, whatever it waits on, once: later failures
+   * report the first, which it returns.
+   */
+  fail(err: TransportError): TransportError {
+    const first = (this.#settled ??= err);
+    this.#interrupt(first);
+    return first;
   }
 
   #settled: TransportError | undefined;
@@ -903,10 +848,18 @@ class CallGuard {
   }
 }
 
-/** Writes a CALL_ERROR (§6.4) and FIN on a call stream this side answers; a failed write abandons the stream. */
-function answerCallError(st: CallStream, code: string, message: string): void {
-  const frame = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code, message }));
-  Promise.all([st.write(frame), st.close()]).catch(() => abandon(st));
+/**
+ * The next frame of a stream, reading chunks through read as needed; null
+ * once the stream ended (dec.atBoundary tells whether between frames).
+ */
+async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
+  let f;
+  while ((f = dec.next()) === undefined) {
+    const chunk = await read();
+    if (chunk === null) return null;
+    dec.push(chunk);
+  }
+  return f;
 }
 
 /** Abandons a call stream (cancellation, a malformed response, §8): reset and stop with WT_ABORTED. */
@@ -923,11 +876,6 @@ function abandon(st: CallStream): void {
   }
 }
 
-/** The CALL_CREDIT of one batch, which never exceeds the initial window (§6.6); a fresh buffer per write (the transport owns it). */
-function creditFrame(): Uint8Array {
-  return encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch));
-}
-
 /**
  * The content of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
  * CALL_ERROR stops the stream and throws the responder's error (§6.4);
@@ -937,7 +885,9 @@ function creditFrame(): Uint8Array {
 function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | Uint8Array {
   if (f.type === FrameCallError) {
     st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-    throw remoteCallError(f.payload);
+    // Unknown codes are kept as they are; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
+    const ce = parseCallError(f.payload);
+    throw new TransportError(ce.code as CodeName, ce.message);
   }
   try {
     if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
@@ -948,18 +898,7 @@ function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | 
   }
 }
 
-/** The error a CALL_ERROR carries (§6.4); unknown codes are kept as they are. */
-function remoteCallError(payload: Uint8Array): TransportError {
-  let ce;
-  try {
-    ce = parseCallError(payload);
-  } catch (e) {
-    return e as TransportError;
-  }
-  return new TransportError(ce.code as CodeName, ce.message);
-}
-
-/** Throws the peer's fault on the emit lane or the datagram lane, which closes the session WT_PROTOCOL_ERROR (§5.5). */
+/** Throws the peer's fault, WT_PROTOCOL_ERROR, where it is found: on the emit and datagram lanes it closes the session (§5.5), on a call stream the server opened it is the answer. */
 function protocolFault(reason: string): never {
   throw protocolError(reason);
 }

@@ -81,17 +81,6 @@ export function maxPayloadOf(t: number): number {
   return t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
 }
 
-// Control frames always carry codec 0x01 (§5.3): of the known types
-// (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
-function isControl(t: number): boolean {
-  return t === FrameHandshake || t >= FrameCallError;
-}
-
-// EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
-function hasEventId(t: number): boolean {
-  return t === FrameEmit || t === FrameCallRequest;
-}
-
 /** One decoded stream frame. */
 export interface Frame {
   readonly type: FrameType;
@@ -112,8 +101,11 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
   if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
   if (reserved !== 0) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
   if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
-  if (isControl(t) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
-  if ((eventId === 0) === hasEventId(t)) {
+  // Control frames always carry codec 0x01 (§5.3): of the known types
+  // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
+  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
+  // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
+  if ((eventId === 0) === (t === FrameEmit || t === FrameCallRequest)) {
     return headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
   }
   return undefined;
