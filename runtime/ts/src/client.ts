@@ -335,13 +335,13 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
 class Run {
   readonly abort = new AbortController();
   /** The close the run was stopped with (its code and reason); undefined while it runs. */
-  stopped: [code: number, reason: string] | undefined;
+  declare stopped: [code: number, reason: string] | undefined;
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
   readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
   /** The client's loop of this run; resolves once it ended. */
-  done: Promise<void> | undefined;
+  declare done: Promise<void> | undefined;
   #wake: (() => void) | undefined;
 
   constructor() {

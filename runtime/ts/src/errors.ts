@@ -10,9 +10,11 @@ import { type CodeName, codeNumber, remedy } from './codes.js';
  * Messages never carry URL query strings, which may hold credentials (§4.3).
  */
 export class TransportError extends Error {
-  readonly code: CodeName;
-  readonly number: number | undefined;
-  readonly remedy: string;
+  // Fields the constructor sets are `declare`d: a plain declaration would be
+  // emitted as a class field, defined as undefined and then set again.
+  declare readonly code: CodeName;
+  declare readonly number: number | undefined;
+  declare readonly remedy: string;
 
   constructor(code: CodeName, message: string, options?: { cause?: unknown; remedy?: string }) {
     super(redactQueries(message), options?.cause === undefined ? undefined : { cause: options.cause });
@@ -38,7 +40,7 @@ export class TransportError extends Error {
  * client does not retry it.
  */
 export class RefusedError extends TransportError {
-  readonly reason: string;
+  declare readonly reason: string;
 
   constructor(reason: string) {
     super('WT_UNAUTHORIZED', 'refused: ' + reason);
@@ -54,8 +56,8 @@ export class RefusedError extends TransportError {
  * arrived, or undefined when the transport reported none (Firefox).
  */
 export class StreamResetError extends Error {
-  readonly code: number | undefined;
-  readonly remote: boolean;
+  declare readonly code: number | undefined;
+  declare readonly remote: boolean;
 
   constructor(code: number | undefined, remote: boolean, message?: string) {
     super(message ?? `reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? '?'}`);

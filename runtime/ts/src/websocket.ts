@@ -139,7 +139,7 @@ function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void 
 /** One session over a WebSocket. */
 class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
-  readonly closed: Promise<CloseInfo>;
+  declare readonly closed: Promise<CloseInfo>;
   /** Set by the connector's open while the socket's opening handshake runs: told 'open', or why it failed. */
   opening: ((outcome: string) => void) | null = null;
 

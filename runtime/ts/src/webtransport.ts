@@ -176,7 +176,7 @@ function resetReason(code: number): unknown {
 /** One session over the browser's WebTransport. */
 class WebTransportConn implements Conn {
   readonly mapping = 'webtransport' as const;
-  readonly closed: Promise<CloseInfo>;
+  declare readonly closed: Promise<CloseInfo>;
 
   readonly #t: WebTransport;
   readonly #clock: Clock;

@@ -177,9 +177,9 @@ function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause
 
 export class Session {
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
-  readonly established: Promise<void>;
+  declare readonly established: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
-  readonly ended: Promise<TransportError>;
+  declare readonly ended: Promise<TransportError>;
 
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
@@ -737,7 +737,7 @@ export class Session {
  * settles the call at once, whatever the transport does.
  */
 class CallGuard {
-  stream: CallStream | undefined;
+  declare stream: CallStream | undefined;
   readonly #interrupted: Promise<never>;
   #interrupt!: (e: unknown) => void;
   readonly #offEnd: () => void;
