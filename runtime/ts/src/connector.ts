@@ -31,7 +31,7 @@ export function abandoned(): TransportError {
 
 /** How a session ended, as pending operations and the client report it (§11). */
 export function closeError(info: CloseInfo): TransportError {
-  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing resumes.' });
+  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect.' });
   if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
   const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
   let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
