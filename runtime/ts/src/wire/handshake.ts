@@ -5,7 +5,7 @@
 
 import { protocolError, TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
-import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort } from './json.js';
+import { cutReason, decodeObject, expect, jsonArray, jsonString, quoteShort } from './json.js';
 import { utf8Encode } from './utf8.js';
 
 /** The protocol major version this runtime speaks (§4.2). */
@@ -77,7 +77,7 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
   let events: EventEntry[] | undefined;
   try {
     const integral = decodeObject(payload, (key, raw) => {
-      if (key === 'v') v = jsonInt(raw, "'v'");
+      if (key === 'v') v = expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer');
       else if (key === 'feat') feat = jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
       else if (key === 'events') events = decodeEvents(raw);
       else throw new Error(`unknown ${quoteShort(key)}`);
@@ -100,7 +100,8 @@ function decodeEvents(raw: unknown): EventEntry[] {
     if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
     const name = jsonString(cells[0], `events[${i}] name`);
     const event = `event ${quoteShort(name)}`;
-    const id = jsonUint32(cells[1], event + ' id');
+    const id = cells[1] as number;
+    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
     if (id === 0) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], event + ' lane');
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);

@@ -51,35 +51,21 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   return integral;
 }
 
-/** Throws "<what> must be <want>, not <the value>" unless ok. */
-function expect(ok: boolean, v: unknown, what: string, want: string): void {
-  if (ok) return;
+/** v as a T when ok; else throws "<what> is <the value>, not <want>". */
+export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
+  if (ok) return v as T;
   const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v !== null ? '{…}' : String(JSON.stringify(v));
   throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 
 /** A string value, or throws. */
 export function jsonString(v: unknown, what: string): string {
-  expect(typeof v === 'string', v, what, 'a string');
-  return v as string;
+  return expect(typeof v === 'string', v, what, 'a string');
 }
 
 /** An array value, or throws. */
 export function jsonArray(v: unknown, what: string): unknown[] {
-  expect(Array.isArray(v), v, what, 'an array');
-  return v as unknown[];
-}
-
-/** An integer within ±2^53, or throws. Whether it was written as one is decodeObject's answer. */
-export function jsonInt(v: unknown, what: string): number {
-  expect(Number.isSafeInteger(v), v, what, 'an integer');
-  return v as number;
-}
-
-/** An integer from 0 to 2^32-1, or throws. */
-export function jsonUint32(v: unknown, what: string): number {
-  expect(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, v, what, 'a u32');
-  return v as number;
+  return expect(Array.isArray(v), v, what, 'an array');
 }
 
 /** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
