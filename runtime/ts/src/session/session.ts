@@ -94,6 +94,19 @@ export interface Stats {
   readonly earlyDiscarded: number;
 }
 
+/** The counters of a session before anything happened. */
+export const noStats: Stats = Object.freeze({
+  emitQueueDepth: 0,
+  overflowDropped: 0,
+  staleDropped: 0,
+  staleReceived: 0,
+  unknownDropped: 0,
+  validationDropped: 0,
+  directionDropped: 0,
+  malformedDropped: 0,
+  earlyDiscarded: 0,
+});
+
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
 
@@ -209,14 +222,8 @@ export class Session {
   readonly #seqs = new Map<number, number>();
   readonly #roomSet = new Set<string>();
 
-  #counters = {
-    staleReceived: 0,
-    unknownDropped: 0,
-    validationDropped: 0,
-    directionDropped: 0,
-    malformedDropped: 0,
-    earlyDiscarded: 0,
-  };
+  // Its queue depth and ring drops stay 0: stats() reads those from the queue and the ring.
+  #counters: { -readonly [K in keyof Stats]: number } = { ...noStats };
 
   /**
    * A session over conn, for its client: clock times every deadline of the
@@ -296,10 +303,10 @@ export class Session {
 
   stats(): Stats {
     return {
+      ...this.#counters,
       emitQueueDepth: this.#q.length / 3,
       overflowDropped: this.#ring.overflowDropped,
       staleDropped: this.#ring.staleDropped,
-      ...this.#counters,
     };
   }
 
