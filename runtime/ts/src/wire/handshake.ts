@@ -3,9 +3,9 @@
 // Go runtime's wire/handshake.go, refusal wording included, so both
 // runtimes name a conflicting event the same way.
 
-import { protocolError, TransportError } from '../errors.js';
+import { TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
-import { cutReason, decodeObject, expect, jsonArray, jsonString, quoteShort } from './json.js';
+import { cutReason, expect, jsonArray, jsonString, quoteShort, readObject } from './json.js';
 import { utf8Encode } from './utf8.js';
 
 /** The protocol major version this runtime speaks (§4.2). */
@@ -72,24 +72,17 @@ export function encodeHandshake(h: Handshake): Uint8Array {
  * wrong. Whether v matches is the caller's decision (§4.2).
  */
 export function decodeHandshake(payload: Uint8Array): Handshake {
-  let v: number | undefined;
-  let feat: string[] | undefined;
-  let events: EventEntry[] | undefined;
-  try {
-    const integral = decodeObject(payload, (key, raw) => {
-      if (key === 'v') v = expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer');
-      else if (key === 'feat') feat = jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
-      else if (key === 'events') events = decodeEvents(raw);
-      else throw new Error(`unknown ${quoteShort(key)}`);
-    });
-    const missing = v === undefined ? 'v' : feat === undefined ? 'feat' : events === undefined ? 'events' : '';
-    if (missing !== '') throw new Error(`no '${missing}'`);
-    // Its numbers are v and the ids: integers, written as such.
-    if (!integral) throw new Error('a number not an integer');
-  } catch (e) {
-    throw protocolError(`handshake: ${(e as Error).message}`);
-  }
-  return { v: v as number, feat: feat as string[], events: events as EventEntry[] };
+  // Its numbers are v and the ids: integers, written as such (strict).
+  return readObject<Handshake>(
+    payload,
+    'handshake',
+    {
+      v: (raw) => expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer'),
+      feat: (raw) => jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`)),
+      events: decodeEvents,
+    },
+    true,
+  );
 }
 
 function decodeEvents(raw: unknown): EventEntry[] {

@@ -5,6 +5,7 @@
 // adds what it misses, so this runtime refuses the payloads the Go
 // runtime's strict readers refuse.
 
+import { protocolError } from '../errors.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 // The tokens of valid JSON the scan needs: strings, numbers, brackets and colons.
@@ -49,6 +50,29 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
     }
   }
   return integral;
+}
+
+/**
+ * Reads the control payload b (what names it in errors): a JSON object whose
+ * members named in fields are read by their reader, in the order of the
+ * text; each must be there (a reader may return undefined to call a value
+ * absent). Other members are ignored, or with strict refused, as is then a
+ * number not written as an integer. Any fault throws WT_PROTOCOL_ERROR,
+ * "<what>: <why>" (§5.5).
+ */
+export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown) => unknown>, strict?: boolean): T {
+  const out: Record<string, unknown> = {};
+  try {
+    const integral = decodeObject(b, (key, v) => {
+      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v);
+      else if (strict) throw new Error(`unknown ${quoteShort(key)}`);
+    });
+    for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
+    if (strict && !integral) throw new Error('a number not an integer');
+  } catch (e) {
+    throw protocolError(`${what}: ${(e as Error).message}`);
+  }
+  return out as T;
 }
 
 /** v as a T when ok; else throws "<what> is <the value>, not <want>". */
