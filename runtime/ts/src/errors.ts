@@ -17,7 +17,8 @@ export class TransportError extends Error {
   declare readonly remedy: string;
 
   constructor(code: CodeName, message: string, options?: { cause?: unknown; remedy?: string }) {
-    super(redactQueries(message), options?.cause === undefined ? undefined : { cause: options.cause });
+    // Error takes only the cause from options, and owns one only when given one.
+    super(redactQueries(message), options?.cause === undefined ? undefined : options);
     this.code = code;
     this.number = codeNumber(code);
     this.remedy = options?.remedy ?? remedy(code);
