@@ -38,14 +38,11 @@ export function compareCodePoints(a: string, b: string): number {
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
     let y = b.charCodeAt(i);
-    if (x !== y) {
-      if (x >= 0xd800 && y >= 0xd800) {
-        // Surrogates (astral characters) sort after U+E000–U+FFFF.
-        x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-        y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-      }
-      return x - y;
-    }
+    if (x === y) continue;
+    // Surrogates (astral characters) move past U+E000–U+FFFF.
+    if (x >= 0xd800) x += x < 0xe000 ? 0x2000 : -0x800;
+    if (y >= 0xd800) y += y < 0xe000 ? 0x2000 : -0x800;
+    return x - y;
   }
   return a.length - b.length;
 }
