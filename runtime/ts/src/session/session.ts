@@ -696,7 +696,7 @@ export class Session {
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
       // of either fails the call.
-      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch(async (e: unknown) => guard.fail(await guard.failedAsync(e)));
+      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch((e: unknown) => guard.failedAsync(e));
       const dec = new FrameDecoder();
       for (let f, consumed = 0; (f = await guard.frame(dec)) !== null; ) {
         if (f.type === FrameCallError) {
