@@ -632,7 +632,7 @@ export class Session {
       // nothing more is read.
       if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
       // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
-      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code: e.code, message: e.message }));
+      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
       if (f === null) return st.stop(ResetAborted);
     } finally {
