@@ -807,10 +807,11 @@ class CallGuard {
     // An abort settled the call already: its listener, or race() for a
     // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
-    else if (e instanceof StreamResetError && e.code === 9) {
-      err = new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`);
-    } else if (e instanceof StreamResetError) {
-      err = protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
+    else if (e instanceof StreamResetError) {
+      err =
+        e.code === ResetTooManyStreams
+          ? new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`)
+          : protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
     } else {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
