@@ -110,8 +110,6 @@ export const noStats: Stats = Object.freeze({
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
 
-type HandshakeState = 'pending' | 'accepted' | 'failed';
-
 /**
  * Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's
  * encode hook when it has one), bytes as they are. With keepText, JSON short
@@ -202,7 +200,8 @@ export class Session {
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
   readonly #onChange: () => void;
 
-  #hsState: HandshakeState = 'pending';
+  /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
+  #hsAccepted: boolean | undefined;
   #hsTimer: unknown;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
@@ -275,7 +274,7 @@ export class Session {
     }
     // Accepting the handshake and the session's end clear the timer.
     this.#hsTimer = this.#clock.setTimeout(() => {
-      this.#hsState = 'failed';
+      this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
     }, HandshakeTimeout);
     void this.#writeLoop();
@@ -485,8 +484,8 @@ export class Session {
     }
     compareTables(this.#contract.table, h.events);
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    if (this.#hsState !== 'pending') return;
-    this.#hsState = 'accepted';
+    if (this.#hsAccepted !== undefined) return;
+    this.#hsAccepted = true;
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
     this.#onChange();
@@ -556,7 +555,7 @@ export class Session {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
       for (let b = await receive(); b !== null && !this.#endError; b = await receive()) {
-        if (this.#hsState === 'accepted') this.#receiveDatagram(b);
+        if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
