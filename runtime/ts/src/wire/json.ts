@@ -95,7 +95,7 @@ export function jsonArray(v: unknown, what: string): unknown[] {
 /** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
 export function quoteShort(s: string): string {
   const cut = cutReason(s, 40);
-  return cut === s ? "'" + s + "'" : "'" + cut + "…'";
+  return "'" + cut + (cut === s ? "'" : "…'");
 }
 
 /**
