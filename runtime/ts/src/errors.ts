@@ -28,10 +28,7 @@ export class TransportError extends Error {
 
   /** "WT_CODE: message (remedy)", as the Go runtime renders its errors. */
   override toString(): string {
-    let s = this.code as string;
-    if (this.message !== '') s += ': ' + this.message;
-    if (this.remedy !== '') s += ' (' + this.remedy + ')';
-    return s;
+    return this.code + (this.message && ': ' + this.message) + (this.remedy && ' (' + this.remedy + ')');
   }
 }
 
