@@ -20,7 +20,7 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
 
 /** An error's message (its name when the message is empty), or any other value as a string. */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message === '' ? err.name : err.message;
+  if (err instanceof Error) return err.message || err.name;
   return String(err);
 }
 
