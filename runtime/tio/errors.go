@@ -114,7 +114,7 @@ func closeError(code uint32, reason string, remote, lost bool) *Error {
 		return &Error{
 			Code:    wire.SessionClosed,
 			Message: "the connection was lost: no close arrived (a killed process or a dead path)",
-			Remedy:  "Reconnect; nothing resumes.",
+			Remedy:  "Reconnect.",
 			Err:     &SessionEnd{Lost: true},
 		}
 	}

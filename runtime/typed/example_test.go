@@ -48,5 +48,5 @@ func ExampleJSON() {
 	// Output:
 	// {"x":3,"y":4}
 	// {1 2} <nil>
-	// WT_VALIDATION_FAILED: field 'y' is required (Send a payload matching the schema.)
+	// WT_VALIDATION_FAILED: field 'y' is required (Match the schema.)
 }

@@ -7,7 +7,7 @@ import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
-import { reportError, Session, type Handler, type Stats } from './session/session.js';
+import { noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
@@ -60,18 +60,6 @@ export const systemClock: Clock = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
-const emptyStats: Stats = Object.freeze({
-  emitQueueDepth: 0,
-  overflowDropped: 0,
-  staleDropped: 0,
-  staleReceived: 0,
-  unknownDropped: 0,
-  validationDropped: 0,
-  directionDropped: 0,
-  malformedDropped: 0,
-  earlyDiscarded: 0,
-});
-
 const noRooms: readonly string[] = Object.freeze([]);
 
 /**
@@ -95,7 +83,7 @@ export class Client {
     fallbackReason: null,
   });
   #session: Session | undefined;
-  #lastStats: Stats = emptyStats;
+  #lastStats: Stats = noStats;
   /** The run in progress (one at a time); undefined when idle or closed. */
   #run: Run | undefined;
 
@@ -335,13 +323,13 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
 class Run {
   readonly abort = new AbortController();
   /** The close the run was stopped with (its code and reason); undefined while it runs. */
-  stopped: [code: number, reason: string] | undefined;
+  declare stopped: [code: number, reason: string] | undefined;
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
   readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
   /** The client's loop of this run; resolves once it ended. */
-  done: Promise<void> | undefined;
+  declare done: Promise<void> | undefined;
   #wake: (() => void) | undefined;
 
   constructor() {

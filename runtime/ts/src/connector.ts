@@ -20,7 +20,7 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
 
 /** An error's message (its name when the message is empty), or any other value as a string. */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message === '' ? err.name : err.message;
+  if (err instanceof Error) return err.message || err.name;
   return String(err);
 }
 
@@ -31,12 +31,10 @@ export function abandoned(): TransportError {
 
 /** How a session ended, as pending operations and the client report it (§11). */
 export function closeError(info: CloseInfo): TransportError {
-  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect; nothing resumes.' });
+  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect.' });
   if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
   const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
-  let msg = `session closed by ${info.remote ? 'the peer' : 'this side'}`;
-  if (info.reason !== '') msg += ': ' + info.reason;
-  return new TransportError(name, msg);
+  return new TransportError(name, `session closed by ${info.remote ? 'the peer' : 'this side'}` + (info.reason && ': ' + info.reason));
 }
 
 /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */

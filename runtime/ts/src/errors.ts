@@ -10,12 +10,15 @@ import { type CodeName, codeNumber, remedy } from './codes.js';
  * Messages never carry URL query strings, which may hold credentials (§4.3).
  */
 export class TransportError extends Error {
-  readonly code: CodeName;
-  readonly number: number | undefined;
-  readonly remedy: string;
+  // Fields the constructor sets are `declare`d: a plain declaration would be
+  // emitted as a class field, defined as undefined and then set again.
+  declare readonly code: CodeName;
+  declare readonly number: number | undefined;
+  declare readonly remedy: string;
 
   constructor(code: CodeName, message: string, options?: { cause?: unknown; remedy?: string }) {
-    super(redactQueries(message), options?.cause === undefined ? undefined : { cause: options.cause });
+    // Error takes only the cause from options, and owns one only when given one.
+    super(redactQueries(message), options?.cause === undefined ? undefined : options);
     this.code = code;
     this.number = codeNumber(code);
     this.remedy = options?.remedy ?? remedy(code);
@@ -25,10 +28,7 @@ export class TransportError extends Error {
 
   /** "WT_CODE: message (remedy)", as the Go runtime renders its errors. */
   override toString(): string {
-    let s = this.code as string;
-    if (this.message !== '') s += ': ' + this.message;
-    if (this.remedy !== '') s += ' (' + this.remedy + ')';
-    return s;
+    return this.code + (this.message && ': ' + this.message) + (this.remedy && ' (' + this.remedy + ')');
   }
 }
 
@@ -38,7 +38,7 @@ export class TransportError extends Error {
  * client does not retry it.
  */
 export class RefusedError extends TransportError {
-  readonly reason: string;
+  declare readonly reason: string;
 
   constructor(reason: string) {
     super('WT_UNAUTHORIZED', 'refused: ' + reason);
@@ -54,8 +54,8 @@ export class RefusedError extends TransportError {
  * arrived, or undefined when the transport reported none (Firefox).
  */
 export class StreamResetError extends Error {
-  readonly code: number | undefined;
-  readonly remote: boolean;
+  declare readonly code: number | undefined;
+  declare readonly remote: boolean;
 
   constructor(code: number | undefined, remote: boolean, message?: string) {
     super(message ?? `reset by ${remote ? 'the peer' : 'this side'}, code ${code ?? '?'}`);

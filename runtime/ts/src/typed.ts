@@ -9,6 +9,7 @@
 
 import type { ClientOptions } from './client.js';
 import { TransportError, redactQueries } from './errors.js';
+import { compareCodePoints } from './wire/handshake.js';
 
 /** Reads a value JSON.parse gave as a T, or throws a ValidationError. */
 export type Decoder<T> = (value: unknown) => T;
@@ -403,23 +404,8 @@ export function encodeMap<T>(elem: Encoder<T>): Encoder<Record<string, T>> {
   };
 }
 
-/**
- * Orders strings by code point. JavaScript compares UTF-16 code units,
- * which puts U+10000 and above (surrogates, 0xD800–0xDFFF) before
- * U+E000–U+FFFF; shifting the two ranges past each other fixes that.
- */
-export function byCodePoint(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800) x += x < 0xe000 ? 0x2000 : -0x800;
-    if (y >= 0xd800) y += y < 0xe000 ? 0x2000 : -0x800;
-    return x - y;
-  }
-  return a.length - b.length;
-}
+/** Orders strings by code point (map keys, §6.4): the handshake's comparison (§4.3). */
+export const byCodePoint: (a: string, b: string) => number = compareCodePoints;
 
 /** One of an enum's values, as a JSON string. */
 export function encodeEnum<T extends string>(values: readonly T[]): Encoder<T> {

@@ -106,9 +106,9 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       }
       const conn = new WebSocketConn(sock, ctx.clock);
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-      // 'open', or why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
-      const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string>((done) => (conn.opening = done)), ctx.signal);
-      if (outcome === 'open') return { conn, fallbackReason: null };
+      // null once open; else why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
+      const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string | null>((done) => (conn.opening = done)), ctx.signal);
+      if (outcome === null) return { conn, fallbackReason: null };
       conn.abandon();
       if (outcome === 'aborted') throw abandoned();
       throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
@@ -139,9 +139,9 @@ function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void 
 /** One session over a WebSocket. */
 class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
-  readonly closed: Promise<CloseInfo>;
-  /** Set by the connector's open while the socket's opening handshake runs: told 'open', or why it failed. */
-  opening: ((outcome: string) => void) | null = null;
+  declare readonly closed: Promise<CloseInfo>;
+  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
+  opening: ((outcome: string | null) => void) | null = null;
 
   readonly #sock: WebSocketLike;
   readonly #clock: Clock;
@@ -163,7 +163,7 @@ class WebSocketConn implements Conn {
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
     sock.onopen = () => {
-      if (!this.#opened('open')) return;
+      if (!this.#opened(null)) return;
       this.#lastSent = this.#lastRecv = this.#clock.now();
       this.#live();
     };
@@ -186,7 +186,7 @@ class WebSocketConn implements Conn {
   }
 
   /** Ends the opening handshake with its outcome; whether one was running. */
-  #opened(outcome: string): boolean {
+  #opened(outcome: string | null): boolean {
     const opening = this.opening;
     this.opening = null;
     opening?.(outcome);

@@ -80,16 +80,17 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       // Whatever happens next, neither promise may reject unhandled.
       transport.closed.catch(() => {});
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+      // null once ready; else why not: its error, 'timeout' or 'aborted'.
       const outcome = await outcomeWithin(
         ctx.clock,
         timeoutMs,
         transport.ready.then(
-          () => 'ready' as const,
+          () => null,
           (error: unknown) => ({ error }),
         ),
         ctx.signal,
       );
-      if (outcome !== 'ready') {
+      if (outcome !== null) {
         closeQuietly(transport);
         if (outcome === 'aborted') throw abandoned();
         const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
@@ -176,7 +177,7 @@ function resetReason(code: number): unknown {
 /** One session over the browser's WebTransport. */
 class WebTransportConn implements Conn {
   readonly mapping = 'webtransport' as const;
-  readonly closed: Promise<CloseInfo>;
+  declare readonly closed: Promise<CloseInfo>;
 
   readonly #t: WebTransport;
   readonly #clock: Clock;

@@ -94,10 +94,21 @@ export interface Stats {
   readonly earlyDiscarded: number;
 }
 
+/** The counters of a session before anything happened. */
+export const noStats: Stats = Object.freeze({
+  emitQueueDepth: 0,
+  overflowDropped: 0,
+  staleDropped: 0,
+  staleReceived: 0,
+  unknownDropped: 0,
+  validationDropped: 0,
+  directionDropped: 0,
+  malformedDropped: 0,
+  earlyDiscarded: 0,
+});
+
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
-
-type HandshakeState = 'pending' | 'accepted' | 'failed';
 
 /**
  * Encodes a value for a slot (§5.3): JSON as UTF-8 (through the event's
@@ -177,9 +188,9 @@ function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause
 
 export class Session {
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
-  readonly established: Promise<void>;
+  declare readonly established: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
-  readonly ended: Promise<TransportError>;
+  declare readonly ended: Promise<TransportError>;
 
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
@@ -189,7 +200,8 @@ export class Session {
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
   readonly #onChange: () => void;
 
-  #hsState: HandshakeState = 'pending';
+  /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
+  #hsAccepted: boolean | undefined;
   #hsTimer: unknown;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
@@ -209,14 +221,8 @@ export class Session {
   readonly #seqs = new Map<number, number>();
   readonly #roomSet = new Set<string>();
 
-  #counters = {
-    staleReceived: 0,
-    unknownDropped: 0,
-    validationDropped: 0,
-    directionDropped: 0,
-    malformedDropped: 0,
-    earlyDiscarded: 0,
-  };
+  // Its queue depth and ring drops stay 0: stats() reads those from the queue and the ring.
+  #counters: { -readonly [K in keyof Stats]: number } = { ...noStats };
 
   /**
    * A session over conn, for its client: clock times every deadline of the
@@ -268,7 +274,7 @@ export class Session {
     }
     // Accepting the handshake and the session's end clear the timer.
     this.#hsTimer = this.#clock.setTimeout(() => {
-      this.#hsState = 'failed';
+      this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
     }, HandshakeTimeout);
     void this.#writeLoop();
@@ -296,10 +302,10 @@ export class Session {
 
   stats(): Stats {
     return {
+      ...this.#counters,
       emitQueueDepth: this.#q.length / 3,
       overflowDropped: this.#ring.overflowDropped,
       staleDropped: this.#ring.staleDropped,
-      ...this.#counters,
     };
   }
 
@@ -478,8 +484,8 @@ export class Session {
     }
     compareTables(this.#contract.table, h.events);
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    if (this.#hsState !== 'pending') return;
-    this.#hsState = 'accepted';
+    if (this.#hsAccepted !== undefined) return;
+    this.#hsAccepted = true;
     this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
     this.#onChange();
@@ -549,7 +555,7 @@ export class Session {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
       for (let b = await receive(); b !== null && !this.#endError; b = await receive()) {
-        if (this.#hsState === 'accepted') this.#receiveDatagram(b);
+        if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
@@ -625,7 +631,7 @@ export class Session {
       // nothing more is read.
       if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
       // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
-      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError({ code: e.code, message: e.message }));
+      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
       if (f === null) return st.stop(ResetAborted);
     } finally {
@@ -689,7 +695,7 @@ export class Session {
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
       // of either fails the call.
-      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch(async (e: unknown) => guard.fail(await guard.failedAsync(e)));
+      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch((e: unknown) => guard.failedAsync(e));
       const dec = new FrameDecoder();
       for (let f, consumed = 0; (f = await guard.frame(dec)) !== null; ) {
         if (f.type === FrameCallError) {
@@ -737,7 +743,7 @@ export class Session {
  * settles the call at once, whatever the transport does.
  */
 class CallGuard {
-  stream: CallStream | undefined;
+  declare stream: CallStream | undefined;
   readonly #interrupted: Promise<never>;
   #interrupt!: (e: unknown) => void;
   readonly #offEnd: () => void;
@@ -800,10 +806,11 @@ class CallGuard {
     // An abort settled the call already: its listener, or race() for a
     // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
-    else if (e instanceof StreamResetError && e.code === 9) {
-      err = new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`);
-    } else if (e instanceof StreamResetError) {
-      err = protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
+    else if (e instanceof StreamResetError) {
+      err =
+        e.code === ResetTooManyStreams
+          ? new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`)
+          : protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
     } else {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }

@@ -202,9 +202,8 @@ export class FrameDecoder {
     }
     if (!this.#owned || this.#buf.length - this.#end < chunk.length) {
       const need = held + chunk.length;
-      // Room for the rest of the frame when its size is known, else for what arrived.
-      const frame = this.#n >= 0 ? this.#n : 0;
-      const b = new Uint8Array(Math.max(need, Math.min(2 * need, frame)));
+      // Room for the rest of the frame when its size is known, else (#n is -1) for what arrived.
+      const b = new Uint8Array(Math.max(need, Math.min(2 * need, this.#n)));
       b.set(this.#buf.subarray(this.#start, this.#end));
       this.#buf = b;
       this.#start = 0;

@@ -3,9 +3,9 @@
 // Go runtime's wire/handshake.go, refusal wording included, so both
 // runtimes name a conflicting event the same way.
 
-import { protocolError, TransportError } from '../errors.js';
+import { TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
-import { cutReason, decodeObject, jsonArray, jsonInt, jsonString, jsonUint32, quoteShort } from './json.js';
+import { cutReason, expect, jsonArray, jsonString, quoteShort, readObject } from './json.js';
 import { utf8Encode } from './utf8.js';
 
 /** The protocol major version this runtime speaks (§4.2). */
@@ -38,14 +38,11 @@ export function compareCodePoints(a: string, b: string): number {
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
     let y = b.charCodeAt(i);
-    if (x !== y) {
-      if (x >= 0xd800 && y >= 0xd800) {
-        // Surrogates (astral characters) sort after U+E000–U+FFFF.
-        x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-        y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-      }
-      return x - y;
-    }
+    if (x === y) continue;
+    // Surrogates (astral characters) move past U+E000–U+FFFF.
+    if (x >= 0xd800) x += x < 0xe000 ? 0x2000 : -0x800;
+    if (y >= 0xd800) y += y < 0xe000 ? 0x2000 : -0x800;
+    return x - y;
   }
   return a.length - b.length;
 }
@@ -72,24 +69,17 @@ export function encodeHandshake(h: Handshake): Uint8Array {
  * wrong. Whether v matches is the caller's decision (§4.2).
  */
 export function decodeHandshake(payload: Uint8Array): Handshake {
-  let v: number | undefined;
-  let feat: string[] | undefined;
-  let events: EventEntry[] | undefined;
-  try {
-    const integral = decodeObject(payload, (key, raw) => {
-      if (key === 'v') v = jsonInt(raw, "'v'");
-      else if (key === 'feat') feat = jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`));
-      else if (key === 'events') events = decodeEvents(raw);
-      else throw new Error(`unknown ${quoteShort(key)}`);
-    });
-    const missing = v === undefined ? 'v' : feat === undefined ? 'feat' : events === undefined ? 'events' : '';
-    if (missing !== '') throw new Error(`no '${missing}'`);
-    // Its numbers are v and the ids: integers, written as such.
-    if (!integral) throw new Error('a number not an integer');
-  } catch (e) {
-    throw protocolError(`handshake: ${(e as Error).message}`);
-  }
-  return { v: v as number, feat: feat as string[], events: events as EventEntry[] };
+  // Its numbers are v and the ids: integers, written as such (strict).
+  return readObject<Handshake>(
+    payload,
+    'handshake',
+    {
+      v: (raw) => expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer'),
+      feat: (raw) => jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`)),
+      events: decodeEvents,
+    },
+    true,
+  );
 }
 
 function decodeEvents(raw: unknown): EventEntry[] {
@@ -100,7 +90,8 @@ function decodeEvents(raw: unknown): EventEntry[] {
     if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
     const name = jsonString(cells[0], `events[${i}] name`);
     const event = `event ${quoteShort(name)}`;
-    const id = jsonUint32(cells[1], event + ' id');
+    const id = cells[1] as number;
+    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
     if (id === 0) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], event + ' lane');
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);

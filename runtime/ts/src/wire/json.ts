@@ -5,6 +5,7 @@
 // adds what it misses, so this runtime refuses the payloads the Go
 // runtime's strict readers refuse.
 
+import { protocolError } from '../errors.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 // The tokens of valid JSON the scan needs: strings, numbers, brackets and colons.
@@ -51,41 +52,50 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   return integral;
 }
 
-/** Throws "<what> must be <want>, not <the value>" unless ok. */
-function expect(ok: boolean, v: unknown, what: string, want: string): void {
-  if (ok) return;
+/**
+ * Reads the control payload b (what names it in errors): a JSON object whose
+ * members named in fields are read by their reader, in the order of the
+ * text; each must be there (a reader may return undefined to call a value
+ * absent). Other members are ignored, or with strict refused, as is then a
+ * number not written as an integer. Any fault throws WT_PROTOCOL_ERROR,
+ * "<what>: <why>" (§5.5).
+ */
+export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown) => unknown>, strict?: boolean): T {
+  const out: Record<string, unknown> = {};
+  try {
+    const integral = decodeObject(b, (key, v) => {
+      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v);
+      else if (strict) throw new Error(`unknown ${quoteShort(key)}`);
+    });
+    for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
+    if (strict && !integral) throw new Error('a number not an integer');
+  } catch (e) {
+    throw protocolError(`${what}: ${(e as Error).message}`);
+  }
+  return out as T;
+}
+
+/** v as a T when ok; else throws "<what> is <the value>, not <want>". */
+export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
+  if (ok) return v as T;
   const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v !== null ? '{…}' : String(JSON.stringify(v));
   throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 
 /** A string value, or throws. */
 export function jsonString(v: unknown, what: string): string {
-  expect(typeof v === 'string', v, what, 'a string');
-  return v as string;
+  return expect(typeof v === 'string', v, what, 'a string');
 }
 
 /** An array value, or throws. */
 export function jsonArray(v: unknown, what: string): unknown[] {
-  expect(Array.isArray(v), v, what, 'an array');
-  return v as unknown[];
-}
-
-/** An integer within ±2^53, or throws. Whether it was written as one is decodeObject's answer. */
-export function jsonInt(v: unknown, what: string): number {
-  expect(Number.isSafeInteger(v), v, what, 'an integer');
-  return v as number;
-}
-
-/** An integer from 0 to 2^32-1, or throws. */
-export function jsonUint32(v: unknown, what: string): number {
-  expect(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, v, what, 'a u32');
-  return v as number;
+  return expect(Array.isArray(v), v, what, 'an array');
 }
 
 /** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
 export function quoteShort(s: string): string {
   const cut = cutReason(s, 40);
-  return cut === s ? "'" + s + "'" : "'" + cut + "…'";
+  return "'" + cut + (cut === s ? "'" : "…'");
 }
 
 /**

@@ -1,8 +1,7 @@
 // The JSON control payloads: CALL_CREDIT (§6.6), CALL_ERROR (§6.4), JOIN
 // and LEAVE (§6.5). Mirrors the Go runtime's wire/payload.go.
 
-import { protocolError, TransportError } from '../errors.js';
-import { decodeObject, jsonString, quoteShort } from './json.js';
+import { decodeObject, jsonString, quoteShort, readObject } from './json.js';
 import { utf8Encode } from './utf8.js';
 
 /** The CALL_CREDIT payload {"credit":n} (§6.6). */
@@ -48,24 +47,14 @@ export function encodeCallError(e: CallError): Uint8Array {
  * else throws WT_PROTOCOL_ERROR.
  */
 export function parseCallError(b: Uint8Array): CallError {
-  let code: string | undefined;
-  let message: string | undefined;
-  try {
-    decodeObject(b, (key, v) => {
-      if (key === 'code') {
-        const s = jsonString(v, "'code'");
-        if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_*`);
-        code = s;
-      } else if (key === 'message') {
-        message = jsonString(v, "'message'");
-      }
-    });
-    if (code === undefined) throw new Error("no 'code'");
-    if (message === undefined) throw new Error("no 'message'");
-  } catch (e) {
-    throw protocolError(`CALL_ERROR: ${(e as Error).message}`);
-  }
-  return { code, message };
+  return readObject<CallError>(b, 'CALL_ERROR', {
+    code(v) {
+      const s = jsonString(v, "'code'");
+      if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_*`);
+      return s;
+    },
+    message: (v) => jsonString(v, "'message'"),
+  });
 }
 
 /** The JOIN and LEAVE payload {"room":"…"} (§6.5). */
@@ -75,14 +64,6 @@ export function encodeRoom(room: string): Uint8Array {
 
 /** Reads a JOIN or LEAVE payload (§6.5): room a non-empty string, other fields ignored; else WT_PROTOCOL_ERROR. */
 export function parseRoom(b: Uint8Array): string {
-  let room: string | undefined;
-  try {
-    decodeObject(b, (key, v) => {
-      if (key === 'room') room = jsonString(v, "'room'");
-    });
-    if (room === undefined || room === '') throw new Error("no 'room'");
-  } catch (e) {
-    throw protocolError(`room: ${(e as Error).message}`);
-  }
-  return room;
+  // An empty room is as good as none.
+  return readObject<{ room: string }>(b, 'room', { room: (v) => jsonString(v, "'room'") || undefined }).room;
 }
