@@ -161,6 +161,7 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&cfg.peer.pacedEvery, "paced-every", 10*time.Millisecond, "peer-fanout*: interval between broadcasts of the paced round")
 	fs.DurationVar(&cfg.peer.flushDelay, "flush-delay", 0, "peer-fanout*: the tiogen servers' Options.EmitFlushDelay (0: write at once, the default)")
 	fs.StringVar(&cfg.peer.serverProfile, "server-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of each server child's rounds (<prefix>-<subject>-burst-<pid>.pprof and -paced-<pid>.pprof, one pair per run)")
+	fs.StringVar(&cfg.peer.membersProfile, "members-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of the members' process (this one, Go subjects only) over each round (<prefix>-<subject>-burst-<n>.pprof and -paced-<n>.pprof, n counting the subjects measured); not with -cpuprofile")
 	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -205,6 +206,9 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 		if err := setRealtime(false); err != nil {
 			return err
 		}
+	}
+	if *cpuprofile != "" && cfg.peer.membersProfile != "" {
+		return errors.New("-cpuprofile and -members-cpuprofile: one CPU profile at a time")
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

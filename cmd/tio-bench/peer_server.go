@@ -181,7 +181,7 @@ func runPeerServerChild(stdin io.Reader, stdout io.Writer) (bool, error) {
 	}
 	dec := json.NewDecoder(bufio.NewReader(stdin))
 	var roundCPU time.Duration
-	prof := roundProfile{prefix: os.Getenv(peerProfileEnv), subject: shortSubject(subject)}
+	prof := roundProfile{prefix: os.Getenv(peerProfileEnv), subject: shortSubject(subject), id: os.Getpid()}
 	defer prof.stop()
 	for {
 		var c childCommand
@@ -213,10 +213,14 @@ func runPeerServerChild(stdin io.Reader, stdout io.Writer) (bool, error) {
 	}
 }
 
-// roundProfile profiles the child's CPU over one round, from its first
-// broadcast until the parent asks for the CPU time; nothing without a prefix.
+// roundProfile profiles this process's CPU over one round: the child's from
+// its first broadcast until the parent asks for the CPU time, the members'
+// (the parent's) from its command to broadcast until every member had every
+// broadcast; nothing without a prefix. id tells the runs apart: the child's
+// pid, or the parent's count of subjects measured.
 type roundProfile struct {
 	prefix, subject string
+	id              int
 	f               *os.File
 }
 
@@ -229,7 +233,7 @@ func (p *roundProfile) start(paced bool) error {
 	if paced {
 		round = "paced"
 	}
-	f, err := os.Create(fmt.Sprintf("%s-%s-%s-%d.pprof", p.prefix, p.subject, round, os.Getpid()))
+	f, err := os.Create(fmt.Sprintf("%s-%s-%s-%d.pprof", p.prefix, p.subject, round, p.id))
 	if err != nil {
 		return err
 	}

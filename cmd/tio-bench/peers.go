@@ -70,6 +70,9 @@ type peerConfig struct {
 	// serverProfile is -server-cpuprofile, handed to the fan-out server
 	// children (Go subjects only).
 	serverProfile string
+	// membersProfile is -members-cpuprofile: this process's profiles of
+	// each round (Go audiences only).
+	membersProfile string
 }
 
 // parseSubjects reads -peers: "all" or a comma-separated subset of
@@ -154,6 +157,10 @@ func peerFanout(ctx context.Context, cfg config, members int) ([]sample, error) 
 			Note: fmt.Sprintf("one broadcast every %v", pc.pacedEvery)}, paced.p50)
 		figs.add(subject, sample{Figure: pacedName + " p99", Concurrency: members, Size: pc.size, Unit: "ms", Lower: true}, paced.p99)
 		figs.add(subject, sample{Figure: pacedName + " server CPU", Concurrency: members, Size: pc.size, Unit: "µs/delivery", Lower: true}, paced.cpuPerDelivery)
+		if paced.membersCPU > 0 {
+			figs.add(subject, sample{Figure: pacedName + " members CPU", Concurrency: members, Size: pc.size, Unit: "µs/delivery", Lower: true,
+				Note: "the members' process (this one; Go subjects only): its user+system time over the round, over the deliveries; the pace is kept only while it keeps up"}, paced.membersCPU)
+		}
 	}
 	if len(figs.order) == 0 {
 		return nil, fmt.Errorf("every subject failed: %s", strings.Join(failed, "; "))
@@ -185,9 +192,10 @@ func fanoutScenarioBound(cfg config, members int) time.Duration {
 	return time.Duration(len(cfg.peer.subjects)) * fanoutSubjectBound(cfg, members)
 }
 
-// fanoutResult is one round's figures.
+// fanoutResult is one round's figures; membersCPU is 0 for an audience in
+// another process.
 type fanoutResult struct {
-	perSec, p50, p99, cpuPerDelivery float64
+	perSec, p50, p99, cpuPerDelivery, membersCPU float64
 }
 
 // fanoutAudience is the members' side of a fan-out: Go clients in this
@@ -213,21 +221,35 @@ func fanoutSubject(ctx context.Context, cfg config, subject string, members int)
 	if _, err := srv.call(childCommand{Op: opMembers, Members: members}); err != nil {
 		return burst, paced, err
 	}
-	if burst, err = fanoutRound(ctx, cfg, srv, aud, members, 0); err != nil {
+	membersMeasured++
+	prof := roundProfile{prefix: cfg.peer.membersProfile, subject: shortSubject(subject), id: membersMeasured}
+	if _, ok := aud.(*goAudience); !ok {
+		prof.prefix = "" // the members are another process
+	}
+	defer prof.stop()
+	if burst, err = fanoutRound(ctx, cfg, srv, aud, &prof, members, 0); err != nil {
 		return burst, paced, fmt.Errorf("burst: %w", err)
 	}
-	if paced, err = fanoutRound(ctx, cfg, srv, aud, members, cfg.peer.pacedEvery); err != nil {
+	if paced, err = fanoutRound(ctx, cfg, srv, aud, &prof, members, cfg.peer.pacedEvery); err != nil {
 		return burst, paced, fmt.Errorf("paced: %w", err)
 	}
 	return burst, paced, nil
 }
 
+// membersMeasured counts the subjects whose members this process ran, to
+// name their profiles (-members-cpuprofile).
+var membersMeasured int
+
 // fanoutRound has the server broadcast cfg.peer.broadcasts payloads, every
-// interval (0: back to back), and waits until every member had them all.
-func fanoutRound(ctx context.Context, cfg config, srv *fanoutServer, aud fanoutAudience, members int, interval time.Duration) (fanoutResult, error) {
+// interval (0: back to back), and waits until every member had them all;
+// prof profiles this process over the round.
+func fanoutRound(ctx context.Context, cfg config, srv *fanoutServer, aud fanoutAudience, prof *roundProfile, members int, interval time.Duration) (fanoutResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, fanoutRoundBound(cfg, members, interval))
 	defer cancel()
-	start := time.Now()
+	if err := prof.start(interval > 0); err != nil {
+		return fanoutResult{}, err
+	}
+	start, cpu0 := time.Now(), cpuTime()
 	got, err := srv.call(childCommand{Op: opRound, Count: cfg.peer.broadcasts, Size: cfg.peer.size, Interval: interval})
 	if err != nil {
 		return fanoutResult{}, err
@@ -236,18 +258,23 @@ func fanoutRound(ctx context.Context, cfg config, srv *fanoutServer, aud fanoutA
 	if err != nil {
 		return fanoutResult{}, err
 	}
-	elapsed := time.Since(start)
+	elapsed, membersCPU := time.Since(start), cpuTime()-cpu0
+	prof.stop()
 	cpu, err := srv.call(childCommand{Op: opCPU})
 	if err != nil {
 		return fanoutResult{}, err
 	}
 	deliveries := got.Sent * int64(members)
-	return fanoutResult{
+	r := fanoutResult{
 		perSec:         perSecond(deliveries, elapsed),
 		p50:            lat.percentile(0.50),
 		p99:            lat.percentile(0.99),
 		cpuPerDelivery: cpu.CPUMicros / float64(deliveries),
-	}, nil
+	}
+	if _, ok := aud.(*goAudience); ok {
+		r.membersCPU = float64(membersCPU) / float64(time.Microsecond) / float64(deliveries)
+	}
+	return r, nil
 }
 
 // goAudience is members that are Go clients in this process.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/transport-io/tiogen/runtime/datagram"
 	"github.com/transport-io/tiogen/runtime/transport"
@@ -17,13 +18,58 @@ type Client struct {
 	*session
 	seq datagram.Sequencer
 
+	// mu orders On, its unsubscribe and the room frames; the reader reads
+	// subs with one atomic load and no lock: across many sessions a
+	// delivery then touches a few cache lines, not a lock's and a map's.
 	mu    sync.RWMutex
-	subs  map[uint32][]*subscription
+	subs  atomic.Pointer[subTable] // nil until the first On
 	rooms map[string]struct{}
 }
 
+// subTable is a client's subscriptions by event id, built anew under
+// Client.mu whenever they change.
+type subTable struct {
+	byID idTable[[]subscription]
+	// next names the next subscription: names are never reused, so an
+	// unsubscribe removes its own.
+	next uint64
+}
+
 type subscription struct {
-	fn func(payload []byte) error
+	fn   func(payload []byte) error
+	name uint64
+}
+
+// with is t with the subscriptions of event replaced by subs (none: the
+// event's entry dropped).
+func (t *subTable) with(event uint32, subs []subscription) *subTable {
+	nt := &subTable{}
+	var kept []idSlot[[]subscription]
+	if t != nil {
+		nt.next = t.next
+		for _, s := range t.byID.slots {
+			if s.used && s.id != event {
+				kept = append(kept, s)
+			}
+		}
+	}
+	if len(subs) > 0 {
+		kept = append(kept, idSlot[[]subscription]{v: subs, id: event, used: true})
+	}
+	nt.byID = newIDTable[[]subscription](len(kept))
+	for _, s := range kept {
+		nt.byID.put(s.id, s.v)
+	}
+	return nt
+}
+
+// of is event's subscriptions, nil for a table not made yet.
+func (t *subTable) of(event uint32) []subscription {
+	if t == nil {
+		return nil
+	}
+	subs, _ := t.byID.get(event)
+	return subs
 }
 
 // NewClient runs a session on conn, which the caller dialled, and returns
@@ -92,18 +138,22 @@ func (c *Client) On(event uint32, fn func(payload []byte) error) (unsubscribe fu
 	if ev.Kind != Emit || !ev.sentBy(roleServer) {
 		panic(fmt.Sprintf("tio: event '%s' is not an event the server sends", ev.Name))
 	}
-	sub := &subscription{fn: fn}
 	c.mu.Lock()
-	if c.subs == nil {
-		c.subs = make(map[uint32][]*subscription)
+	t := c.subs.Load()
+	var name uint64
+	if t != nil {
+		name = t.next
 	}
-	c.subs[event] = append(slices.Clone(c.subs[event]), sub)
+	nt := t.with(event, append(slices.Clone(t.of(event)), subscription{fn: fn, name: name}))
+	nt.next = name + 1
+	c.subs.Store(nt)
 	c.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			c.mu.Lock()
-			c.subs[event] = slices.DeleteFunc(slices.Clone(c.subs[event]), func(s *subscription) bool { return s == sub })
+			t := c.subs.Load()
+			c.subs.Store(t.with(event, slices.DeleteFunc(slices.Clone(t.of(event)), func(s subscription) bool { return s.name == name })))
 			c.mu.Unlock()
 		})
 	}
@@ -138,11 +188,8 @@ func (c *Client) roomFrame(room string, in bool) {
 }
 
 func (c *Client) deliver(ev *Event, payload []byte) error {
-	c.mu.RLock()
-	subs := c.subs[ev.ID]
-	c.mu.RUnlock()
 	var first error
-	for _, s := range subs {
+	for _, s := range c.subs.Load().of(ev.ID) {
 		if err := s.fn(payload); err != nil && first == nil {
 			first = err
 		}

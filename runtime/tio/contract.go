@@ -78,7 +78,7 @@ type Contract struct {
 	events []Event
 	byID   map[uint32]*Event
 	// index is byID for the per-frame lookups (Event).
-	index  eventIndex
+	index  idTable[*Event]
 	byName map[string]*Event
 	table  []wire.EventEntry
 	// firstUndeclared is the first unreliable event, in name order, with no
@@ -120,42 +120,54 @@ func NewContract(name string, events ...Event) (*Contract, error) {
 			c.firstUndeclared = e.Name
 		}
 	}
-	c.index = newEventIndex(c.events)
+	c.index = newIDTable[*Event](len(c.events))
+	for i := range c.events {
+		c.index.put(c.events[i].ID, &c.events[i])
+	}
 	return c, nil
 }
 
-// eventIndex finds an event by id in about one probe, with no hashing
-// beyond a multiply: an open-addressed table at most half full. The
-// contract is immutable, so the table is never written after it is built.
-type eventIndex struct {
-	slots []*Event
+// idTable finds a value by event id in about one probe, with no hashing
+// beyond a multiply: an open-addressed table at most half full, never
+// written once built (a contract's events; a client's subscriptions, built
+// anew whenever they change).
+type idTable[V any] struct {
+	slots []idSlot[V]
 	shift uint8
 }
 
-func newEventIndex(events []Event) eventIndex {
+type idSlot[V any] struct {
+	v    V
+	id   uint32
+	used bool
+}
+
+// newIDTable makes an empty table for n ids.
+func newIDTable[V any](n int) idTable[V] {
 	bits := uint8(1)
-	for 1<<bits < 2*len(events) {
+	for 1<<bits < 2*n {
 		bits++
 	}
-	x := eventIndex{slots: make([]*Event, 1<<bits), shift: 32 - bits}
-	for i := range events {
-		j := x.home(events[i].ID)
-		for x.slots[j] != nil {
-			j = (j + 1) & (len(x.slots) - 1)
-		}
-		x.slots[j] = &events[i]
-	}
-	return x
+	return idTable[V]{slots: make([]idSlot[V], 1<<bits), shift: 32 - bits}
 }
 
 // home is id's first slot: Fibonacci hashing, so that explicit ids in a
 // run (1, 2, 3) spread as well as derived ones (§5.4).
-func (x *eventIndex) home(id uint32) int { return int((id * 0x9E3779B1) >> x.shift) }
+func (x *idTable[V]) home(id uint32) int { return int((id * 0x9E3779B1) >> x.shift) }
 
-func (x *eventIndex) get(id uint32) *Event {
+// put adds id, not in x yet, while x is built.
+func (x *idTable[V]) put(id uint32, v V) {
+	j := x.home(id)
+	for x.slots[j].used {
+		j = (j + 1) & (len(x.slots) - 1)
+	}
+	x.slots[j] = idSlot[V]{v: v, id: id, used: true}
+}
+
+func (x *idTable[V]) get(id uint32) (V, bool) {
 	for j := x.home(id); ; j = (j + 1) & (len(x.slots) - 1) {
-		if e := x.slots[j]; e == nil || e.ID == id {
-			return e
+		if s := &x.slots[j]; !s.used || s.id == id {
+			return s.v, s.used
 		}
 	}
 }
@@ -214,10 +226,7 @@ func (c *Contract) Name() string { return c.name }
 func (c *Contract) Events() []Event { return append([]Event(nil), c.events...) }
 
 // Event looks an event up by id.
-func (c *Contract) Event(id uint32) (*Event, bool) {
-	e := c.index.get(id)
-	return e, e != nil
-}
+func (c *Contract) Event(id uint32) (*Event, bool) { return c.index.get(id) }
 
 // EventByName looks an event up by name.
 func (c *Contract) EventByName(name string) (*Event, bool) {

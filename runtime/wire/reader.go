@@ -285,7 +285,13 @@ func (r *Reader) fill(n int) error {
 		ahead := make([]byte, size)
 		r.end = copy(ahead, r.ahead[r.start:r.end])
 		r.start, r.ahead = 0, ahead
-	} else if r.start+n > len(r.ahead) {
+	} else if r.start > 0 {
+		// Every Read goes to the buffer's start, after the fewer than n
+		// bytes unread: a stream of small frames reuses the same first
+		// bytes (in cache, where a cursor walking the whole buffer is not
+		// once many sessions read), and a Read given all the room left
+		// filled it only if the stream had about the buffer's size
+		// (nextSize), not because the cursor neared the buffer's end.
 		r.end = copy(r.ahead, r.ahead[r.start:r.end])
 		r.start = 0
 	}

@@ -237,3 +237,57 @@ func TestSpec5_FramesSurviveAShedReadAhead(t *testing.T) {
 		t.Fatalf("the frame after a Shed with bytes buffered: %v", err)
 	}
 }
+
+// pacedReader is an endless stream of one frame that arrives a frame at a
+// time: a Read returns at most the rest of the current frame, and keeps
+// the room it was given.
+type pacedReader struct {
+	frame []byte
+	off   int
+	rooms []int
+}
+
+func (r *pacedReader) Read(p []byte) (int, error) {
+	r.rooms = append(r.rooms, len(p))
+	n := copy(p, r.frame[r.off:])
+	r.off = (r.off + n) % len(r.frame)
+	return n, nil
+}
+
+// A paced stream (a member of a fan-out): every Read brings one small frame
+// and nothing is left unread. Each Read is then given the whole buffer, so
+// the stream's bytes land in the same first bytes of it (kept in cache
+// across 500 sessions, where a cursor walking the buffer is not), and a
+// Read that ended a few bytes before the buffer's end does not count as one
+// that filled it: the buffer neither grows nor shrinks, and reading
+// allocates nothing.
+func TestReadAheadStaysPutForOneFrameReads(t *testing.T) {
+	frame, _ := AppendFrame(nil, FrameEmit, CodecJSON, 7, bytes.Repeat([]byte("x"), 100))
+	src := &pacedReader{frame: frame}
+	r := NewReader(src)
+	r.ReadAhead(64 << 10)
+	for range 100 { // past the first size
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := len(r.ahead)
+	src.rooms = make([]int, 0, 8192)              // the Reads' record allocates nothing either
+	if allocs := testing.AllocsPerRun(1, func() { // all 2,000 frames' allocations counted, not their average
+		for range 2000 {
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}); allocs != 0 {
+		t.Fatalf("%.0f allocations over 2,000 one-frame Reads, want 0", allocs)
+	}
+	if len(r.ahead) != size {
+		t.Fatalf("read-ahead went from %d to %d bytes on one-frame Reads", size, len(r.ahead))
+	}
+	for i, room := range src.rooms {
+		if room != size {
+			t.Fatalf("Read %d was given %d bytes of the %d-byte buffer with nothing unread", i, room, size)
+		}
+	}
+}
