@@ -5,7 +5,7 @@
 
 import { SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
-import { closedBy, describeError } from './connector.js';
+import { closedBy, describeError, never, outcomeWithin } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
 import { noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping, Opened } from './transport.js';
@@ -270,7 +270,8 @@ export class Client {
         break;
       }
       this.#update({ status: 'connecting' });
-      if (!(await run.sleep(this.#clock, wait))) break;
+      // The stop aborts the run's signal, which ends the wait.
+      if ((await outcomeWithin(this.#clock, wait, never, run.abort.signal)) === 'aborted') break;
     }
     // Whatever waited for a session has its answer by now: a session, the
     // failure that ended the run, or the stop.
@@ -330,7 +331,6 @@ class Run {
   readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
   /** The client's loop of this run; resolves once it ended. */
   declare done: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
 
   constructor() {
     // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
@@ -366,18 +366,5 @@ class Run {
     this.stopped = [code, reason];
     this.abort.abort();
     this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
-    this.#wake?.();
-  }
-
-  /** Waits ms on clock; false when stopped first. */
-  sleep(clock: Clock, ms: number): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const timer = clock.setTimeout(() => resolve(true), ms);
-      // Waking a sleep that already ended does nothing.
-      this.#wake = () => {
-        clock.clearTimeout(timer);
-        resolve(false);
-      };
-    });
   }
 }

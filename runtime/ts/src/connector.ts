@@ -42,6 +42,9 @@ export function closedBy(cause: TransportError): TransportError {
   return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + cause.message, { cause });
 }
 
+/** A promise that never settles: what a race waits on when one side has nothing to give. */
+export const never = new Promise<never>(() => {});
+
 /**
  * What outcome resolves with, or 'timeout' once ms passed on clock, or
  * 'aborted' once signal aborts, whichever comes first. The timer and the
@@ -66,7 +69,7 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
  * Waits on clock for at most ms, or until p settles; reports whether p
  * settled first, or what other resolved with if it came first.
  */
-export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = new Promise<never>(() => {})): Promise<boolean | T> {
+export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = never): Promise<boolean | T> {
   const first = await outcomeWithin(
     clock,
     ms,

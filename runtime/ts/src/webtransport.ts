@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, closeError, closedBy, describeError, describeUrl, outcomeWithin, settlesWithin } from './connector.js';
+import { abandoned, closeError, closedBy, describeError, describeUrl, never, outcomeWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -320,10 +320,10 @@ function bidiOf(c: WebTransportConn, bidi: WebTransportBidirectionalStream): Cal
 /** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
 function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
   return closed.then(
-    () => new Promise<never>(() => {}),
+    () => never,
     (err: unknown) => {
       const code = streamErrorCode(err);
-      return code !== undefined && notLocal() ? code : new Promise<never>(() => {});
+      return code !== undefined && notLocal() ? code : never;
     },
   );
 }
