@@ -18,7 +18,7 @@ import {
 } from '../codes.js';
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
-import { closeError, closedBy, describeError, settlesWithin } from '../connector.js';
+import { closeError, closedBy, describeError, outcomeWithin, settlesWithin } from '../connector.js';
 import type { CallStream, Clock, Conn } from '../transport.js';
 import {
   checkFrame,
@@ -202,7 +202,6 @@ export class Session {
 
   /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
   #hsAccepted: boolean | undefined;
-  #hsTimer: unknown;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
   #endError: TransportError | undefined;
@@ -249,7 +248,6 @@ export class Session {
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       const err = (this.#endError = closeError(info));
-      this.#clock.clearTimeout(this.#hsTimer);
       this.#rejectEstablished(err);
       this.#q = [];
       this.#ring.clear();
@@ -272,11 +270,13 @@ export class Session {
       );
       return;
     }
-    // Accepting the handshake and the session's end clear the timer.
-    this.#hsTimer = this.#clock.setTimeout(() => {
+    // The deadline's wait ends once `established` settles: the handshake
+    // accepted, or the session's end (when this close does nothing).
+    void outcomeWithin(this.#clock, HandshakeTimeout, this.established.catch(() => {})).then(() => {
+      if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
-    }, HandshakeTimeout);
+    });
     void this.#writeLoop();
     void this.#readLoop();
     // The WebSocket mapping has neither (§3.3).
@@ -486,7 +486,6 @@ export class Session {
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
     if (this.#hsAccepted !== undefined) return;
     this.#hsAccepted = true;
-    this.#clock.clearTimeout(this.#hsTimer);
     this.#resolveEstablished();
     this.#onChange();
   }
