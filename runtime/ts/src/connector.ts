@@ -45,6 +45,11 @@ export function closedBy(cause: TransportError): TransportError {
 /** A promise that never settles: what a race waits on when one side has nothing to give. */
 export const never = new Promise<never>(() => {});
 
+/** What an operation on a Conn reports once its session ended as info says (§11). */
+export function endedError(info: CloseInfo): TransportError {
+  return closedBy(closeError(info));
+}
+
 /**
  * What outcome resolves with, or 'timeout' once ms passed on clock, or
  * 'aborted' once signal aborts, whichever comes first. The timer and the

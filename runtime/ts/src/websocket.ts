@@ -7,7 +7,7 @@
 // runtime's transport/websocket.
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, closeError, closedBy, describeUrl, outcomeWithin, settlesWithin } from './connector.js';
+import { abandoned, describeUrl, endedError, outcomeWithin, settlesWithin } from './connector.js';
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
@@ -232,16 +232,10 @@ class WebSocketConn implements Conn {
     this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
-    if (!info.remote && !info.lost) this.#in.error(this.#endedError());
+    if (!info.remote && !info.lost) this.#in.error(endedError(info));
     else this.#in.close();
     this.#resolveClosed(info);
     return true;
-  }
-
-  /** The error of an operation once the session ended. */
-  #endedError(): TransportError {
-    // Called once the session ended: #info is set.
-    return closedBy(closeError(this.#info!));
   }
 
   // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
@@ -272,7 +266,7 @@ class WebSocketConn implements Conn {
 
   /** Throws the error of an operation once the session ended. */
   #throwIfEnded(): void {
-    if (this.#info !== null) throw this.#endedError();
+    if (this.#info !== null) throw endedError(this.#info);
   }
 
   /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
@@ -314,7 +308,7 @@ class WebSocketConn implements Conn {
   // socket let go. Throws how the session ended.
   async #failed(): Promise<never> {
     if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
-    throw this.#endedError();
+    throw endedError(this.#info!);
   }
 
   /**
@@ -334,7 +328,7 @@ class WebSocketConn implements Conn {
   /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
   async read(): Promise<Uint8Array | null> {
     const next = await this.#reader.read();
-    if (next.done) throw this.#endedError();
+    if (next.done) throw endedError(this.#info!);
     return next.value;
   }
 }

@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, closeError, closedBy, describeError, describeUrl, never, outcomeWithin, settlesWithin } from './connector.js';
+import { abandoned, describeError, describeUrl, endedError, never, outcomeWithin, settlesWithin } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -206,22 +206,17 @@ class WebTransportConn implements Conn {
     this.#resolveClosed(info);
   }
 
-  #endedError(): TransportError {
-    // Called once the session ended: #info is set.
-    return closedBy(closeError(this.#info!));
-  }
-
   /**
    * Runs a session operation (opening or accepting a stream) on a session
    * that has not ended; its failure is the session's end, once closed says
    * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
    */
   async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
-    if (this.#info !== null) throw this.#endedError();
+    if (this.#info !== null) throw endedError(this.#info);
     try {
       return await op();
     } catch (err) {
-      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw this.#endedError();
+      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
       throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
     }
   }
@@ -238,7 +233,7 @@ class WebTransportConn implements Conn {
     if (code !== undefined) return new StreamResetError(code, true);
     const outcome = await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf);
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
-    if (outcome) return this.#endedError();
+    if (outcome) return endedError(this.#info!);
     return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
   }
 
