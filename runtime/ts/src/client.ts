@@ -82,8 +82,8 @@ export class Client {
     transport: null,
     fallbackReason: null,
   });
+  /** The last session: the current one until it ends (isEnded), whose counters stats() still reads. */
   #session: Session | undefined;
-  #lastStats: Stats = noStats;
   /** The run in progress (one at a time); undefined when idle or closed. */
   #run: Run | undefined;
 
@@ -196,7 +196,7 @@ export class Client {
 
   /** The current session's counters (the last session's once it ended). */
   stats(): Stats {
-    return this.#session?.stats() ?? this.#lastStats;
+    return this.#session?.stats() ?? noStats;
   }
 
   // ---- internals ------------------------------------------------------
@@ -299,11 +299,7 @@ export class Client {
       // How it ended comes from s.ended below.
     }
     const err = await s.ended;
-    this.#lastStats = s.stats();
-    if (this.#session === s) {
-      this.#session = undefined;
-      this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
-    }
+    if (this.#session === s) this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
     return [err, established];
   }
 }
