@@ -126,7 +126,7 @@ function encodeValue(ev: CompiledEvent, value: unknown, keepText?: boolean): str
   try {
     text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
-    throw validationFailed(ev, false, (e as Error).message);
+    throw validationFailed(ev, false, describeError(e));
   }
   if (text === undefined) throw validationFailed(ev, false, 'not JSON');
   return keepText && 3 * text.length <= emitFlushAt - HeaderLen ? text : utf8Encode(text);
@@ -175,7 +175,7 @@ function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: bo
     if (decode !== undefined) value = decode(value);
     ok = validator?.(value);
   } catch (e) {
-    throw validationFailed(ev, result, (e as Error | undefined)?.message ?? String(e), e);
+    throw validationFailed(ev, result, describeError(e), e);
   }
   if (ok === false) throw validationFailed(ev, result, 'refused by its validator');
   return value;
