@@ -688,7 +688,7 @@ export class Session {
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
-      await guard.race(this.established);
+      await guard.op(this.established);
       const st = (guard.stream = await guard.op(openCall()));
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
@@ -766,19 +766,19 @@ class CallGuard {
     this.#offEnd = session.onEnd(() => this.fail(session.closedError()));
   }
 
-  /** What p gives, or the call's failure first; throws at once when the caller already aborted or the session ended. */
-  race<T>(p: Promise<T>): Promise<T> {
+  /**
+   * What a transport operation on the call gives (the handshake's arrival,
+   * its stream's opening, a read), or the call's failure first; throws at
+   * once when the caller already aborted or the session ended. A failure is
+   * named by failedAsync.
+   */
+  async op<T>(p: Promise<T>): Promise<T> {
     // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
     p.catch(() => {});
-    if (this.#signal?.aborted) throw this.fail(this.#abortedError());
-    if (this.#session.isEnded) throw this.#session.closedError();
-    return Promise.race([p, this.#interrupted]);
-  }
-
-  /** What a transport operation on the call (on its stream, once open) gives, raced as race does; its failure named by failedAsync. */
-  async op<T>(p: Promise<T>): Promise<T> {
     try {
-      return await this.race(p);
+      if (this.#signal?.aborted) throw this.fail(this.#abortedError());
+      if (this.#session.isEnded) throw this.#session.closedError();
+      return await Promise.race([p, this.#interrupted]);
     } catch (e) {
       throw await this.failedAsync(e);
     }
@@ -802,7 +802,7 @@ class CallGuard {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
     if (this.#settled !== undefined) return this.#settled;
     let err: TransportError;
-    // An abort settled the call already: its listener, or race() for a
+    // An abort settled the call already: its listener, or op() for a
     // signal aborted before the call, which every call runs first.
     if (this.#session.isEnded) err = this.#session.closedError();
     else if (e instanceof StreamResetError) {
