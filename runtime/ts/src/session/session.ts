@@ -696,7 +696,10 @@ export class Session {
       // of either fails the call.
       (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch((e: unknown) => guard.failedAsync(e));
       const dec = new FrameDecoder();
-      for (let f, consumed = 0; (f = await guard.frame(dec)) !== null; ) {
+      // Each frame read through op; a malformed one abandons the stream and
+      // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
+      // already: failed gives that failure.
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => guard.op(st.read())).catch((e: unknown) => { throw guard.failed(e); })) !== null; ) {
         if (f.type === FrameCallError) {
           finished = true;
           if (!fin) st.close().catch(() => {});
@@ -781,19 +784,6 @@ class CallGuard {
       return await Promise.race([p, this.#interrupted]);
     } catch (e) {
       throw await this.failedAsync(e);
-    }
-  }
-
-  /**
-   * The next frame of a call stream, null once it ended, read through op; a
-   * malformed one abandons the stream and rejects WT_PROTOCOL_ERROR (§5.1).
-   */
-  async frame(dec: FrameDecoder): Promise<Frame | null> {
-    try {
-      return await nextFrame(dec, () => this.op(this.stream!.read()));
-    } catch (e) {
-      // A failed read settled the call already: failed gives that failure.
-      throw this.failed(e);
     }
   }
 
