@@ -229,9 +229,7 @@ class WebTransportConn implements Conn {
    * ended; otherwise a reset with an unknown code (Firefox), never a crash.
    */
   async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
-    const code = streamErrorCode(err);
-    if (code !== undefined) return new StreamResetError(code, true);
-    const outcome = await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf);
+    const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
     if (outcome) return endedError(this.#info!);
     return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
