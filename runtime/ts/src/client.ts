@@ -92,7 +92,7 @@ export class Client {
     this.#connector = opts.connect;
     this.#clock = opts.clock ?? systemClock;
     const r = opts.reconnect;
-    if (r !== undefined && r.minMs > 0 && r.maxMs >= r.minMs) this.#reconnect = r;
+    if (r && r.minMs > 0 && r.maxMs >= r.minMs) this.#reconnect = r;
   }
 
   /**
@@ -103,11 +103,13 @@ export class Client {
    * server refuses, or close() is called.
    */
   connect(): Promise<void> {
-    if (this.#run !== undefined && !this.#run.stopped) return this.#run.firstSession;
+    if (this.#run && !this.#run.stopped) return this.#run.firstSession;
     const run = new Run();
     this.#run = run;
     this.#update({ status: 'connecting', lastError: null, refused: null });
     run.done = this.#loop(run);
+    // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
+    run.firstSession.catch(() => {});
     return run.firstSession;
   }
 
@@ -119,10 +121,10 @@ export class Client {
     const n = typeof code === 'number' ? code : SessionCode[code];
     if (n === undefined) throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
-    if (run === undefined) return;
+    if (!run) return;
     run.stop(n, reason);
     const s = this.#session;
-    if (s !== undefined && !s.isEnded) {
+    if (s && !s.isEnded) {
       this.#update({ status: 'closing' });
       s.close(n, reason);
     }
@@ -147,7 +149,7 @@ export class Client {
    */
   on(name: string, handler: Handler): () => void {
     const ev = this.#contract.byName.get(name);
-    if (ev === undefined) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
+    if (!ev) throw new TypeError(`'${name}' is not in ${this.#contract.name}`);
     // Only an emit is sent by the server (a call never is).
     if (!ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
     const set = this.#handlers.get(name) ?? new Set<Handler>();
@@ -203,7 +205,7 @@ export class Client {
 
   #current(): Session {
     const s = this.#session;
-    if (s !== undefined && !s.isEnded) return s;
+    if (s && !s.isEnded) return s;
     throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
@@ -211,7 +213,7 @@ export class Client {
   async #ready(signal: AbortSignal | undefined): Promise<Session> {
     const run = this.#run;
     const s = this.#session;
-    return run === undefined || run.stopped || (s !== undefined && !s.isEnded) ? this.#current() : run.nextSession(signal);
+    return !run || run.stopped || (s && !s.isEnded) ? this.#current() : run.nextSession(signal);
   }
 
   #update(patch: Partial<Snapshot>): void {
@@ -250,7 +252,7 @@ export class Client {
           }
           [err, established] = await this.#runSession(run, opened);
           // A mapping that opened and never handshook falls back, if the connector can (§4.1).
-          if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || opened.fallBack === undefined || run.stopped) break;
+          if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || !opened.fallBack || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
         }
         if (established) attempt = 0;
@@ -324,14 +326,9 @@ class Run {
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
-  readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s !== undefined ? resolve() : reject(e))));
+  readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s ? resolve() : reject(e))));
   /** The client's loop of this run; resolves once it ended. */
   declare done: Promise<void> | undefined;
-
-  constructor() {
-    // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
-    this.firstSession.catch(() => {});
-  }
 
   /** Hands the session established, or undefined and the error, to everything waiting. */
   settle(s: Session | undefined, e?: unknown): void {
@@ -344,7 +341,7 @@ class Run {
     return new Promise<Session>((resolve, reject) => {
       const w = (s: Session | undefined, e?: unknown) => {
         signal?.removeEventListener('abort', onAbort);
-        if (s !== undefined) resolve(s);
+        if (s) resolve(s);
         else reject(e);
       };
       const onAbort = () => {

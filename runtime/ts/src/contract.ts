@@ -98,7 +98,7 @@ const compiled = new WeakMap<Contract, CompiledContract>();
  */
 export function compileContract(c: Contract): CompiledContract {
   const done = compiled.get(c);
-  if (done !== undefined) return done;
+  if (done) return done;
   const name = c.name ?? 'contract';
   const byId = new Map<number, CompiledEvent>();
   const byName = new Map<string, CompiledEvent>();
@@ -131,7 +131,7 @@ export function compileContract(c: Contract): CompiledContract {
     }
     if (byName.has(e.name)) fail('declared twice');
     const other = byId.get(e.id);
-    if (other !== undefined) fail(`shares id ${e.id} with '${other.name}'`);
+    if (other) fail(`shares id ${e.id} with '${other.name}'`);
     const isEmit = e.shape === 'emit';
     const ev: CompiledEvent = {
       ...e,

@@ -90,11 +90,11 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
   return {
     async open(ctx: ConnectContext): Promise<Opened> {
       const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-      if (Ctor === undefined) {
+      if (!Ctor) {
         throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
       }
       const where = describeUrl(url);
-      if (where === undefined || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+      if (!where || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
       }
       if (ctx.signal.aborted) throw abandoned();
@@ -295,7 +295,7 @@ class WebSocketConn implements Conn {
     if (!this.#end({ code, reason, remote: false, lost: false })) return;
     const sock = this.#sock;
     closeSocket(sock, webSocketCloseCode(code), reason);
-    if (sock.terminate !== undefined) {
+    if (sock.terminate) {
       this.#clock.setTimeout(() => {
         if (sock.readyState !== CLOSED) sock.terminate?.();
       }, CloseGraceMs);

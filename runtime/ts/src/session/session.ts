@@ -325,7 +325,7 @@ export class Session {
   /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
   #lookupSend(name: string, shape: CompiledEvent['shape']): CompiledEvent {
     const ev = this.#contract.byName.get(name);
-    if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `'${name}' is not in ${this.#contract.name}`);
+    if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `'${name}' is not in ${this.#contract.name}`);
     if (ev.shape !== shape) {
       throw protocolError(`'${ev.name}' is ${ev.shape}, not ${shape}`);
     }
@@ -521,7 +521,7 @@ export class Session {
   #receive(m: Frame | Datagram, datagram: boolean): void {
     const lane = datagram ? 'unreliable' : 'reliable';
     const ev = this.#contract.byId.get(m.eventId);
-    if (ev === undefined) return void this.#counters.unknownDropped++;
+    if (!ev) return void this.#counters.unknownDropped++;
     if (ev.shape !== 'emit' || ev.lane !== lane) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
     const content = slotContent(ev, false, m.codec, m.payload);
     if (!ev.sentByServer) return void this.#counters.directionDropped++;
@@ -574,7 +574,7 @@ export class Session {
       return;
     }
     // Shorter than the header: a probe or nothing (§7.2).
-    if (d !== undefined) this.#receive(d, true);
+    if (d) this.#receive(d, true);
   }
 
   // ---- calls the server opens -----------------------------------------
@@ -616,7 +616,7 @@ export class Session {
       if (f === null) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
       const ev = this.#contract.byId.get(f.eventId);
-      if (ev === undefined) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
+      if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
       if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
       // A request its slot refuses is named as such; one it takes is still
       // the server calling, which only clients do (§3.2).
@@ -680,7 +680,7 @@ export class Session {
    */
   async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
     const openCall = this.#conn.openCall;
-    if (openCall === undefined) {
+    if (!openCall) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, encodeValue(ev, value) as Uint8Array);
@@ -718,7 +718,7 @@ export class Session {
       finished = true;
       if (!fin) await st.close().catch(() => {}); // the sequence is complete
     } finally {
-      if (guard.stream !== undefined && !finished) abandon(guard.stream);
+      if (guard.stream && !finished) abandon(guard.stream);
       guard.dispose();
     }
   }
@@ -762,7 +762,7 @@ class CallGuard {
     this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
     this.#interrupted.catch(() => {});
     this.#onAbort = () => {
-      if (this.stream !== undefined) abandon(this.stream);
+      if (this.stream) abandon(this.stream);
       this.fail(this.#abortedError());
     };
     signal?.addEventListener('abort', this.#onAbort);
@@ -790,7 +790,7 @@ class CallGuard {
   /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
   failed(e: unknown): TransportError {
     // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
-    if (this.#settled !== undefined) return this.#settled;
+    if (this.#settled) return this.#settled;
     let err: TransportError;
     // An abort settled the call already: its listener, or op() for a
     // signal aborted before the call, which every call runs first.
@@ -804,7 +804,7 @@ class CallGuard {
       err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
     }
     this.fail(err);
-    if (this.stream !== undefined) abandon(this.stream);
+    if (this.stream) abandon(this.stream);
     return err;
   }
 
@@ -814,7 +814,7 @@ class CallGuard {
    * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
    */
   async failedAsync(e: unknown): Promise<TransportError> {
-    if (this.#settled === undefined && !(e instanceof StreamResetError)) await this.#session.endGrace();
+    if (!this.#settled && !(e instanceof StreamResetError)) await this.#session.endGrace();
     return this.failed(e);
   }
 
