@@ -190,7 +190,7 @@ class WebSocketConn implements Conn {
     const opening = this.opening;
     this.opening = null;
     opening?.(outcome);
-    return opening !== null;
+    return !!opening;
   }
 
   /**
@@ -204,7 +204,7 @@ class WebSocketConn implements Conn {
   }
 
   #onMessage(data: unknown): void {
-    if (this.#info !== null) return;
+    if (this.#info) return;
     this.#lastRecv = this.#clock.now();
     let bytes: Uint8Array;
     if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
@@ -227,7 +227,7 @@ class WebSocketConn implements Conn {
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
   #end(info: CloseInfo): boolean {
-    if (this.#info !== null) return false;
+    if (this.#info) return false;
     this.#info = info;
     this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
@@ -266,7 +266,7 @@ class WebSocketConn implements Conn {
 
   /** Throws the error of an operation once the session ended. */
   #throwIfEnded(): void {
-    if (this.#info !== null) throw endedError(this.#info);
+    if (this.#info) throw endedError(this.#info);
   }
 
   /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
@@ -319,7 +319,7 @@ class WebSocketConn implements Conn {
   async write(chunk: Uint8Array): Promise<void> {
     this.#throwIfEnded();
     if (!this.#sendMessage(chunk)) return this.#failed();
-    while (this.#sock.bufferedAmount > sendHighWater && this.#info === null) {
+    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) {
       await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
     }
     this.#throwIfEnded();

@@ -201,7 +201,7 @@ class WebTransportConn implements Conn {
   }
 
   #end(info: CloseInfo): void {
-    if (this.#info !== null) return;
+    if (this.#info) return;
     this.#info = info;
     this.#resolveClosed(info);
   }
@@ -212,7 +212,7 @@ class WebTransportConn implements Conn {
    * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
    */
   async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
-    if (this.#info !== null) throw endedError(this.#info);
+    if (this.#info) throw endedError(this.#info);
     try {
       return await op();
     } catch (err) {
@@ -253,7 +253,7 @@ class WebTransportConn implements Conn {
   readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
-    if (this.#info !== null) return null;
+    if (this.#info) return null;
     this.#incomingCalls ??= this.#t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
     try {
       const next = await this.#incomingCalls.read();
@@ -273,14 +273,14 @@ class WebTransportConn implements Conn {
       this.#datagramsInFlight--;
       this.sendDatagram(queue);
     };
-    for (let b; this.#info === null && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()) !== undefined; ) {
+    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()) !== undefined; ) {
       this.#datagramsInFlight++;
       w.write(b).then(taken, taken);
     }
   }
 
   readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
-    if (this.#info !== null) return null;
+    if (this.#info) return null;
     this.#datagramReader ??= (this.#t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
     try {
       const next = await this.#datagramReader.read();
@@ -298,7 +298,7 @@ class WebTransportConn implements Conn {
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
   close(code: number, reason: string): void {
-    if (this.#info !== null) return;
+    if (this.#info) return;
     reason = cutReason(reason, MaxCloseReason);
     this.#end({ code, reason, remote: false, lost: false });
     closeQuietly(this.#t, code, reason);
@@ -339,11 +339,11 @@ function streamOf(
   // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
   // (receiving) half fails with one; never settles otherwise, nor after
   // this side's own reset (stop).
-  const peerStopped = w && r && peerCodeOf(w.closed, () => reset === null);
-  const peerReset = w && r && peerCodeOf(r.closed, () => stopped === null);
+  const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
+  const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
   async function half<T>(local: () => StreamResetError | null, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
     const own = local();
-    if (own !== null) throw own;
+    if (own) throw own;
     try {
       // The writer queues: a write is not held back behind the previous
       // one's completion, and resolves once the stream took the bytes.
@@ -358,18 +358,18 @@ function streamOf(
     write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
     close: () => half(() => reset, peerReset, () => w!.close()),
     reset(code) {
-      if (reset !== null) return;
+      if (reset) return;
       reset = new StreamResetError(code, false);
       w!.abort(resetReason(code)).catch(() => {});
     },
     async read() {
       const next = await half(() => stopped, peerStopped, () => r!.read());
       // A read this side's stop cut short ends done, which is no FIN.
-      if (stopped !== null) throw stopped;
+      if (stopped) throw stopped;
       return next.done ? null : next.value;
     },
     stop(code) {
-      if (stopped !== null) return;
+      if (stopped) return;
       stopped = new StreamResetError(code, false);
       r!.cancel(resetReason(code)).catch(() => {});
     },
