@@ -124,7 +124,7 @@ function encodeValue(ev: CompiledEvent, value: unknown, keepText?: boolean): str
   }
   let text: string | undefined;
   try {
-    text = ev.spec.encode !== undefined ? ev.spec.encode(value as never) : JSON.stringify(value);
+    text = ev.spec.encode ? ev.spec.encode(value as never) : JSON.stringify(value);
   } catch (e) {
     throw validationFailed(ev, false, describeError(e));
   }
@@ -172,7 +172,7 @@ function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: bo
   }
   let ok: unknown;
   try {
-    if (decode !== undefined) value = decode(value);
+    if (decode) value = decode(value);
     ok = validator?.(value);
   } catch (e) {
     throw validationFailed(ev, result, describeError(e), e);
@@ -280,8 +280,8 @@ export class Session {
     void this.#writeLoop();
     void this.#readLoop();
     // The WebSocket mapping has neither (§3.3).
-    if (this.#conn.receiveDatagram !== undefined) void this.#receiveDatagrams();
-    if (this.#conn.acceptCall !== undefined) void this.#answerCalls();
+    if (this.#conn.receiveDatagram) void this.#receiveDatagrams();
+    if (this.#conn.acceptCall) void this.#answerCalls();
   }
 
   /** Whether the session has ended. */
