@@ -519,10 +519,9 @@ export class Session {
    * decode hook or validator refuses. The rest goes to the handlers.
    */
   #receive(m: Frame | Datagram, datagram: boolean): void {
-    const lane = datagram ? 'unreliable' : 'reliable';
     const ev = this.#contract.byId.get(m.eventId);
     if (!ev) return void this.#counters.unknownDropped++;
-    if (ev.shape !== 'emit' || ev.lane !== lane) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
+    if (ev.shape !== 'emit' || (ev.lane === 'unreliable') !== datagram) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
     const content = slotContent(ev, false, m.codec, m.payload);
     if (!ev.sentByServer) return void this.#counters.directionDropped++;
     if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) return void this.#counters.staleReceived++;
