@@ -683,163 +683,114 @@ export class Session {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, encodeValue(ev, value) as Uint8Array);
-    const guard = new CallGuard(this, ev, signal);
+    // What the call waits on: its stream, the caller's signal and the
+    // session's end. Every await of the call races them (op), so an abort
+    // or a close settles the call at once, whatever the transport does.
+    let st: CallStream | undefined;
+    // The call's first failure: abandoning the stream makes its other half
+    // fail too, with this side's own code, and later failures report the first.
+    let settled: TransportError | undefined;
+    let interrupt!: (e: unknown) => void;
+    const interrupted = new Promise<never>((_, reject) => (interrupt = reject));
+    interrupted.catch(() => {});
+    // Settles the call with err, whatever it waits on, once; returns the first failure.
+    const fail = (err: TransportError): TransportError => {
+      interrupt((settled ??= err));
+      return settled;
+    };
+    const aborted = (): TransportError => {
+      const reason: unknown = signal?.reason;
+      return new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+        cause: reason,
+        remedy: 'Nothing to do.',
+      });
+    };
+    // Names why the call ended without its outcome: the session's end, or a
+    // fault of the responder. An abort settled the call already: its
+    // listener, or op() for a signal aborted before the call, which every
+    // call runs first.
+    const failed = (e: unknown): TransportError => {
+      if (settled) return settled;
+      fail(
+        this.#endError
+          ? this.closedError()
+          : e instanceof StreamResetError
+            ? e.code === ResetTooManyStreams
+              ? new TransportError('WT_TOO_MANY_STREAMS', `'${ev.name}': over ${MaxCalls} calls`)
+              : protocolError(`'${ev.name}': reset, code ${e.code ?? '?'}`)
+            : protocolError(`'${ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`),
+      );
+      if (st) abandon(st);
+      return settled!;
+    };
+    // As failed, for an error of the transport: one other than a reset means
+    // the session ended (the seam's contract), so it waits up to 1000 ms for
+    // the transport to report that end, and the call then rejects
+    // WT_SESSION_CLOSED.
+    const failedAsync = async (e: unknown): Promise<TransportError> => {
+      if (!settled && !(e instanceof StreamResetError)) await settlesWithin(this.ended, 1000, this.#clock);
+      return failed(e);
+    };
+    // What a transport operation on the call gives (the handshake's arrival,
+    // its stream's opening, a read), or the call's failure first; throws at
+    // once when the caller already aborted or the session ended.
+    const op = async <T>(p: Promise<T>): Promise<T> => {
+      // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
+      p.catch(() => {});
+      try {
+        if (signal?.aborted) throw fail(aborted());
+        if (this.#endError) throw this.closedError();
+        return await Promise.race([p, interrupted]);
+      } catch (e) {
+        throw await failedAsync(e);
+      }
+    };
+    const onAbort = (): void => {
+      if (st) abandon(st);
+      fail(aborted());
+    };
+    const onEnd = (): unknown => fail(this.closedError());
+    signal?.addEventListener('abort', onAbort);
+    // The session's end to come (one already passed is found by op, before
+    // the call waits on anything).
+    this.#endListeners.add(onEnd);
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
-      await guard.op(this.established);
-      const st = (guard.stream = await guard.op(openCall()));
+      await op(this.established);
+      const s = (st = await op(openCall()));
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
       // of either fails the call.
-      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch((e: unknown) => guard.failedAsync(e));
+      (fin ? Promise.all([s.write(req), s.close()]) : s.write(req)).catch(failedAsync);
       const dec = new FrameDecoder();
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => guard.op(st.read())).catch((e: unknown) => { throw guard.failed(e); })) !== null; ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })) !== null; ) {
         if (f.type === FrameCallError) {
           finished = true;
-          if (!fin) st.close().catch(() => {});
+          if (!fin) s.close().catch(() => {});
         }
-        yield responsePayload(ev, st, f);
+        yield responsePayload(ev, s, f);
         // The loop came back for more: the element was consumed.
         if (!fin && ++consumed === CreditBatch) {
           consumed = 0;
           // One batch's CALL_CREDIT, never above the initial window (§6.6), in
           // a fresh buffer (the transport owns it). A failed grant shows up
           // as the next read's error.
-          st.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
+          s.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
-      if (!dec.atBoundary) throw guard.failed(new Error('stream ended mid-frame'));
+      if (!dec.atBoundary) throw failed(new Error('stream ended mid-frame'));
       finished = true;
-      if (!fin) await st.close().catch(() => {}); // the sequence is complete
+      if (!fin) await s.close().catch(() => {}); // the sequence is complete
     } finally {
-      if (guard.stream && !finished) abandon(guard.stream);
-      guard.dispose();
+      if (st && !finished) abandon(st);
+      signal?.removeEventListener('abort', onAbort);
+      this.#endListeners.delete(onEnd);
     }
-  }
-
-  /**
-   * @internal Registers a listener of the session's end to come; returns
-   * the function that removes it. (A call checks for an end already
-   * passed before it waits on anything.)
-   */
-  onEnd(l: () => void): () => void {
-    this.#endListeners.add(l);
-    return () => this.#endListeners.delete(l);
-  }
-
-  /** @internal Waits up to 1000 ms for the transport to report a session end it already saw; whether it did. */
-  endGrace(): Promise<boolean> {
-    return settlesWithin(this.ended, 1000, this.#clock);
-  }
-}
-
-/**
- * What one call waits on: its stream, the caller's signal and the
- * session's end. Every await of a call races them, so an abort or a close
- * settles the call at once, whatever the transport does.
- */
-class CallGuard {
-  declare stream: CallStream | undefined;
-  readonly #interrupted: Promise<never>;
-  #interrupt!: (e: unknown) => void;
-  readonly #offEnd: () => void;
-  readonly #onAbort: () => void;
-
-  readonly #session: Session;
-  readonly #ev: CompiledEvent;
-  readonly #signal: AbortSignal | undefined;
-
-  constructor(session: Session, ev: CompiledEvent, signal: AbortSignal | undefined) {
-    this.#session = session;
-    this.#ev = ev;
-    this.#signal = signal;
-    this.#interrupted = new Promise<never>((_, reject) => (this.#interrupt = reject));
-    this.#interrupted.catch(() => {});
-    this.#onAbort = () => {
-      if (this.stream) abandon(this.stream);
-      this.fail(this.#abortedError());
-    };
-    signal?.addEventListener('abort', this.#onAbort);
-    this.#offEnd = session.onEnd(() => this.fail(session.closedError()));
-  }
-
-  /**
-   * What a transport operation on the call gives (the handshake's arrival,
-   * its stream's opening, a read), or the call's failure first; throws at
-   * once when the caller already aborted or the session ended. A failure is
-   * named by failedAsync.
-   */
-  async op<T>(p: Promise<T>): Promise<T> {
-    // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
-    p.catch(() => {});
-    try {
-      if (this.#signal?.aborted) throw this.fail(this.#abortedError());
-      if (this.#session.isEnded) throw this.#session.closedError();
-      return await Promise.race([p, this.#interrupted]);
-    } catch (e) {
-      throw await this.failedAsync(e);
-    }
-  }
-
-  /** Names why a call ended without its outcome: the caller's abort, the session's end, or a fault of the responder. */
-  failed(e: unknown): TransportError {
-    // The first failure stands: abandoning the stream makes its other half fail too, with this side's own code.
-    if (this.#settled) return this.#settled;
-    let err: TransportError;
-    // An abort settled the call already: its listener, or op() for a
-    // signal aborted before the call, which every call runs first.
-    if (this.#session.isEnded) err = this.#session.closedError();
-    else if (e instanceof StreamResetError) {
-      err =
-        e.code === ResetTooManyStreams
-          ? new TransportError('WT_TOO_MANY_STREAMS', `'${this.#ev.name}': over ${MaxCalls} calls`)
-          : protocolError(`'${this.#ev.name}': reset, code ${e.code ?? '?'}`);
-    } else {
-      err = protocolError(`'${this.#ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`);
-    }
-    this.fail(err);
-    if (this.stream) abandon(this.stream);
-    return err;
-  }
-
-  /**
-   * As failed, for an error of the transport: one other than a reset means
-   * the session ended (the seam's contract), so it waits briefly for the
-   * transport to report that end, and the call then rejects WT_SESSION_CLOSED.
-   */
-  async failedAsync(e: unknown): Promise<TransportError> {
-    if (!this.#settled && !(e instanceof StreamResetError)) await this.#session.endGrace();
-    return this.failed(e);
-  }
-
-  #abortedError(): TransportError {
-    const reason: unknown = this.#signal?.reason;
-    return new TransportError('WT_ABORTED', `'${this.#ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
-      cause: reason,
-      remedy: 'Nothing to do.',
-    });
-  }
-
-  /**
-   * Settles the call with err, whatever it waits on, once: later failures
-   * report the first, which it returns.
-   */
-  fail(err: TransportError): TransportError {
-    const first = (this.#settled ??= err);
-    this.#interrupt(first);
-    return first;
-  }
-
-  #settled: TransportError | undefined;
-
-  dispose(): void {
-    this.#signal?.removeEventListener('abort', this.#onAbort);
-    this.#offEnd();
   }
 }
 
