@@ -8,7 +8,7 @@ import { compileContract, type CompiledContract, type Contract } from './contrac
 import { closedBy, describeError, never, outcomeWithin } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
 import { noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
-import type { Clock, Connector, Mapping, Opened } from './transport.js';
+import type { Clock, Connector, Mapping } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
 
@@ -250,7 +250,23 @@ export class Client {
             opened.conn.close(...run.stopped);
             break;
           }
-          [err, established] = await this.#runSession(run, opened);
+          // One session, run to its end.
+          const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
+            if (this.#session === s) this.#update({ rooms: s.rooms() });
+          });
+          this.#session = s;
+          this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
+          s.start();
+          try {
+            await s.established;
+            established = true;
+            this.#update({ status: 'connected', lastError: null, refused: null });
+            run.settle(s);
+          } catch {
+            // How it ended comes from s.ended below.
+          }
+          err = await s.ended;
+          if (this.#session === s) this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
           // A mapping that opened and never handshook falls back, if the connector can (§4.1).
           if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || !opened.fallBack || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
@@ -281,28 +297,6 @@ export class Client {
       this.#run = undefined;
       this.#update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
     }
-  }
-
-  /** Runs one session to its end; reports how it ended and whether its handshake was accepted. */
-  async #runSession(run: Run, opened: Opened): Promise<[err: TransportError, established: boolean]> {
-    const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
-      if (this.#session === s) this.#update({ rooms: s.rooms() });
-    });
-    this.#session = s;
-    this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
-    s.start();
-    let established = false;
-    try {
-      await s.established;
-      established = true;
-      this.#update({ status: 'connected', lastError: null, refused: null });
-      run.settle(s);
-    } catch {
-      // How it ended comes from s.ended below.
-    }
-    const err = await s.ended;
-    if (this.#session === s) this.#update({ rooms: noRooms, transport: null, fallbackReason: null });
-    return [err, established];
   }
 }
 
