@@ -770,10 +770,20 @@ export class Session {
       // already: failed gives that failure.
       for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })) !== null; ) {
         if (f.type === FrameCallError) {
+          // The responder's error (§6.4), thrown after the responses before
+          // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
+          // Unknown codes are kept as they are.
           finished = true;
           if (!fin) s.close().catch(() => {});
+          s.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+          const ce = parseCallError(f.payload);
+          throw new TransportError(ce.code as CodeName, ce.message);
         }
-        yield responsePayload(ev, s, f);
+        // The content of a CALL_RESPONSE in the call's slot (§5.3, §6.3);
+        // anything else, or a response its slot refuses, is WT_PROTOCOL_ERROR
+        // (§5.2, §5.3), and the stream is abandoned below.
+        if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
+        yield slotContent(ev, true, f.codec, f.payload);
         // The loop came back for more: the element was consumed.
         if (!fin && ++consumed === CreditBatch) {
           consumed = 0;
@@ -819,28 +829,6 @@ function abandon(st: CallStream): void {
     st.stop(ResetAborted);
   } catch {
     // already stopped or the session ended
-  }
-}
-
-/**
- * The content of a CALL_RESPONSE in a call's slot (§5.3, §6.3). A
- * CALL_ERROR stops the stream and throws the responder's error (§6.4);
- * anything else, or a response its slot refuses, abandons it and throws
- * WT_PROTOCOL_ERROR (§5.2, §5.3).
- */
-function responsePayload(ev: CompiledEvent, st: CallStream, f: Frame): string | Uint8Array {
-  if (f.type === FrameCallError) {
-    st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
-    // Unknown codes are kept as they are; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
-    const ce = parseCallError(f.payload);
-    throw new TransportError(ce.code as CodeName, ce.message);
-  }
-  try {
-    if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
-    return slotContent(ev, true, f.codec, f.payload);
-  } catch (e) {
-    abandon(st);
-    throw e;
   }
 }
 
