@@ -314,12 +314,6 @@ export class Session {
     this.close((SessionCode as Record<string, number>)[err.code] ?? CloseProtocolError, err.message);
   }
 
-  /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
-  closedError(): TransportError {
-    // Called once the session ended: #endError is set.
-    return closedBy(this.#endError!);
-  }
-
   // ---- sending --------------------------------------------------------
 
   /** Finds an event the client may send with this shape; anything else is refused before a byte is written. */
@@ -705,15 +699,16 @@ export class Session {
         remedy: 'Nothing to do.',
       });
     };
-    // Names why the call ended without its outcome: the session's end, or a
-    // fault of the responder. An abort settled the call already: its
+    // Names why the call ended without its outcome: the session's end
+    // (WT_SESSION_CLOSED caused by how it ended, §11), or a fault of the
+    // responder. An abort settled the call already: its
     // listener, or op() for a signal aborted before the call, which every
     // call runs first.
     const failed = (e: unknown): TransportError => {
       if (settled) return settled;
       fail(
         this.#endError
-          ? this.closedError()
+          ? closedBy(this.#endError)
           : e instanceof StreamResetError
             ? e.code === ResetTooManyStreams
               ? new TransportError('WT_TOO_MANY_STREAMS', `'${ev.name}': over ${MaxCalls} calls`)
@@ -739,7 +734,7 @@ export class Session {
       p.catch(() => {});
       try {
         if (signal?.aborted) throw fail(aborted());
-        if (this.#endError) throw this.closedError();
+        if (this.#endError) throw closedBy(this.#endError);
         return await Promise.race([p, interrupted]);
       } catch (e) {
         throw await failedAsync(e);
@@ -749,7 +744,7 @@ export class Session {
       if (st) abandon(st);
       fail(aborted());
     };
-    const onEnd = (): unknown => fail(this.closedError());
+    const onEnd = (): unknown => fail(closedBy(this.#endError!));
     signal?.addEventListener('abort', onAbort);
     // The session's end to come (one already passed is found by op, before
     // the call waits on anything).
