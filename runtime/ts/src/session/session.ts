@@ -452,10 +452,22 @@ export class Session {
       const rs = await this.#conn.acceptEmit();
       for (let f, first = true; (f = await nextFrame(dec, () => rs.read())) !== null; first = false) {
         if (this.#endError) return;
-        if (!first) this.#dispatch(f);
-        else {
-          if (f.type !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
+        const t = f.type;
+        if (first) {
+          if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
           this.#acceptHandshake(f.payload);
+        } else if (t === FrameEmit) {
+          this.#receive(f, false);
+        } else if (t === FrameJoin || t === FrameLeave) {
+          const room = parseRoom(f.payload);
+          const before = this.#roomSet.size;
+          if (t === FrameJoin) this.#roomSet.add(room);
+          else this.#roomSet.delete(room);
+          if (this.#roomSet.size !== before) this.#onChange();
+        } else if (t === FrameDatagram && this.#ws) {
+          this.#receiveDatagram(f.payload);
+        } else {
+          protocolFault(`${frameTypeName(t)} on the emit stream`);
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
@@ -482,26 +494,6 @@ export class Session {
     this.#hsAccepted = true;
     this.#resolveEstablished();
     this.#onChange();
-  }
-
-  /** Handles one frame of the server's emit stream after the handshake; throws the peer's fault. */
-  #dispatch(f: Frame): void {
-    const t = f.type;
-    if (t === FrameEmit) {
-      this.#receive(f, false);
-    } else if (t === FrameJoin || t === FrameLeave) {
-      const room = parseRoom(f.payload);
-      const before = this.#roomSet.size;
-      if (t === FrameJoin) this.#roomSet.add(room);
-      else this.#roomSet.delete(room);
-      if (this.#roomSet.size !== before) this.#onChange();
-    } else if (t === FrameDatagram && this.#ws) {
-      this.#receiveDatagram(f.payload);
-    } else {
-      protocolFault(
-        `${frameTypeName(t)} on the emit stream`,
-      );
-    }
   }
 
   /**
