@@ -94,8 +94,25 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         closeQuietly(transport);
         if (outcome === 'aborted') throw abandoned();
         const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
-        if (await probe(where.origin, ctx)) {
-          throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
+        // §10.3: whether the origin answers HEAD /.well-known/transport-io
+        // over HTTPS within ProbeTimeoutMs. The request never carries the
+        // session URL's query. From a page of another origin the answer is
+        // opaque (no-cors): that it came at all is what tells a blocked UDP
+        // path from a dead server.
+        if (typeof fetch === 'function' && !ctx.signal.aborted) {
+          const ac = new AbortController();
+          const answer = await outcomeWithin(
+            ctx.clock,
+            ProbeTimeoutMs,
+            fetch(where.origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
+              (rsp) => rsp.type === 'opaque' || rsp.ok,
+              () => false,
+            ),
+            ctx.signal,
+          );
+          // Late, abandoned or answered: the request is over.
+          ac.abort();
+          if (answer === true) throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
         }
         throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
       }
@@ -113,29 +130,6 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
 
 // lib.dom's WebTransportOptions, writable.
 type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
-
-/**
- * §10.3: whether origin answers HEAD /.well-known/transport-io over HTTPS
- * within ProbeTimeoutMs. The request never carries the session URL's query.
- * From a page of another origin the answer is opaque (no-cors): that it
- * came at all is what tells a blocked UDP path from a dead server.
- */
-async function probe(origin: string, ctx: ConnectContext): Promise<boolean> {
-  if (typeof globalThis.fetch !== 'function' || ctx.signal.aborted) return false;
-  const ac = new AbortController();
-  const answer = await outcomeWithin(
-    ctx.clock,
-    ProbeTimeoutMs,
-    globalThis.fetch(origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
-      (rsp) => rsp.type === 'opaque' || rsp.ok,
-      () => false,
-    ),
-    ctx.signal,
-  );
-  // Late, abandoned or answered: the request is over.
-  ac.abort();
-  return answer === true;
-}
 
 function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
   try {
