@@ -684,18 +684,26 @@ export class Session {
       interrupt((settled ??= err));
       return settled;
     };
-    const aborted = (): TransportError => {
+    // Settles the call for the caller's abort (WT_ABORTED), else the
+    // session's end (WT_SESSION_CLOSED caused by how it ended, §11), and
+    // abandons its stream: what the signal's and the end's listeners do, and
+    // what op does at once when either came before.
+    const halt = (): TransportError => {
+      if (st) abandon(st);
       const reason: unknown = signal?.reason;
-      return new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
-        cause: reason,
-        remedy: 'Nothing to do.',
-      });
+      return fail(
+        signal?.aborted
+          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+              cause: reason,
+              remedy: 'Nothing to do.',
+            })
+          : closedBy(this.#endError!),
+      );
     };
     // Names why the call ended without its outcome: the session's end
     // (WT_SESSION_CLOSED caused by how it ended, §11), or a fault of the
-    // responder. An abort settled the call already: its
-    // listener, or op() for a signal aborted before the call, which every
-    // call runs first.
+    // responder. An abort settled the call already (halt), through its
+    // listener or through op, which every call runs first.
     const failed = (e: unknown): TransportError => {
       if (settled) return settled;
       fail(
@@ -725,22 +733,16 @@ export class Session {
       // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
       p.catch(() => {});
       try {
-        if (signal?.aborted) throw fail(aborted());
-        if (this.#endError) throw closedBy(this.#endError);
+        if (signal?.aborted || this.#endError) throw halt();
         return await Promise.race([p, interrupted]);
       } catch (e) {
         throw await failedAsync(e);
       }
     };
-    const onAbort = (): void => {
-      if (st) abandon(st);
-      fail(aborted());
-    };
-    const onEnd = (): unknown => fail(closedBy(this.#endError!));
-    signal?.addEventListener('abort', onAbort);
+    signal?.addEventListener('abort', halt);
     // The session's end to come (one already passed is found by op, before
     // the call waits on anything).
-    this.#endListeners.add(onEnd);
+    this.#endListeners.add(halt);
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
@@ -785,8 +787,8 @@ export class Session {
       if (!fin) await s.close().catch(() => {}); // the sequence is complete
     } finally {
       if (st && !finished) abandon(st);
-      signal?.removeEventListener('abort', onAbort);
-      this.#endListeners.delete(onEnd);
+      signal?.removeEventListener('abort', halt);
+      this.#endListeners.delete(halt);
     }
   }
 }
