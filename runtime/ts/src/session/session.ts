@@ -706,17 +706,17 @@ export class Session {
     // listener or through op, which every call runs first.
     const failed = (e: unknown): TransportError => {
       if (settled) return settled;
-      fail(
-        this.#endError
-          ? closedBy(this.#endError)
-          : e instanceof StreamResetError
-            ? e.code === ResetTooManyStreams
-              ? new TransportError('WT_TOO_MANY_STREAMS', `'${ev.name}': over ${MaxCalls} calls`)
-              : protocolError(`'${ev.name}': reset, code ${e.code ?? '?'}`)
-            : protocolError(`'${ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`),
-      );
+      if (this.#endError) return halt();
+      // Abandoning the stream fails what waits on its halves later (their
+      // rejections are handled on later ticks): this failure comes first.
       if (st) abandon(st);
-      return settled!;
+      return fail(
+        e instanceof StreamResetError
+          ? e.code === ResetTooManyStreams
+            ? new TransportError('WT_TOO_MANY_STREAMS', `'${ev.name}': over ${MaxCalls} calls`)
+            : protocolError(`'${ev.name}': reset, code ${e.code ?? '?'}`)
+          : protocolError(`'${ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`),
+      );
     };
     // As failed, for an error of the transport: one other than a reset means
     // the session ended (the seam's contract), so it waits up to 1000 ms for
