@@ -430,12 +430,7 @@ export class Session {
     } catch (e) {
       // A write failing because the session ended fails once the Conn
       // recorded the end, so this close then does nothing (the first close wins).
-      if (!this.#endError) {
-        this.close(
-          CloseProtocolError,
-          e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e),
-        );
-      }
+      this.close(CloseProtocolError, e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e));
     }
   }
 
@@ -476,9 +471,7 @@ export class Session {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
       // it, so a close for that does nothing (the first close wins).
-      if (!this.#endError) {
-        this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
-      }
+      this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
     }
   }
 
@@ -545,7 +538,7 @@ export class Session {
       }
     } catch (e) {
       // The peer's fault: receive() itself gives null at the end, never an error.
-      if (!this.#endError) this.#protocolError(e as TransportError);
+      this.#protocolError(e as TransportError);
     }
   }
 
