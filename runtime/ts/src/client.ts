@@ -256,7 +256,6 @@ export class Client {
           });
           this.#session = s;
           this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
-          s.start();
           try {
             await s.established;
             established = true;

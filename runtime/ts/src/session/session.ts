@@ -227,8 +227,9 @@ export class Session {
    * A session over conn, for its client: clock times every deadline of the
    * session; handlers are the client's by event name (shared by every
    * session of a client, so a reconnect keeps them); onChange is called
-   * whenever the rooms view or the session's state changed, and must not
-   * throw, or the loop that read the frame takes it for the peer's fault.
+   * whenever the rooms view or the session's state changed (never during
+   * the constructor), and must not throw, or the loop that read the frame
+   * takes it for the peer's fault. The session runs at once.
    */
   constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onChange: () => void) {
     this.#conn = conn;
@@ -257,13 +258,10 @@ export class Session {
       this.#onChange();
       return err;
     });
-  }
-
-  /** Runs the session: the reliability check (§2), then the handshake deadline and the lanes. Returns at once. */
-  start(): void {
-    // §2, §7.6: on the WebSocket mapping a contract with an undeclared
+    // The session runs from here: the reliability check, then the handshake
+    // deadline and the lanes. §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
-    if (this.#ws && this.#contract.firstUndeclared !== '') {
+    if (this.#ws && this.#contract.firstUndeclared) {
       this.close(
         CloseReliabilityRefused,
         `'${this.#contract.firstUndeclared}' is unreliable with no fallback`,
@@ -283,6 +281,7 @@ export class Session {
     if (this.#conn.receiveDatagram) void this.#receiveDatagrams();
     if (this.#conn.acceptCall) void this.#answerCalls();
   }
+
 
   /** Whether the session has ended. */
   get isEnded(): boolean {
