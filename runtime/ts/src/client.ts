@@ -122,7 +122,12 @@ export class Client {
     if (n === undefined) throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
     if (!run) return;
-    run.stop(n, reason);
+    if (!run.stopped) {
+      // The run stops: its attempt is abandoned, what waits for a session fails.
+      run.stopped = [n, reason];
+      run.abort.abort();
+      run.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
+    }
     const s = this.#session;
     if (s && !s.isEnded) {
       this.#update({ status: 'closing' });
@@ -345,12 +350,5 @@ class Run {
       signal?.addEventListener('abort', onAbort);
       this.#waiters.add(w);
     });
-  }
-
-  stop(code: number, reason: string): void {
-    if (this.stopped) return;
-    this.stopped = [code, reason];
-    this.abort.abort();
-    this.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
   }
 }
