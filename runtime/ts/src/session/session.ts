@@ -252,7 +252,7 @@ export class Session {
       this.#rejectEstablished(err);
       this.#q = [];
       this.#ring.clear();
-      this.#wakeWriter?.();
+      this.#wake();
       for (const l of [...this.#endListeners]) l();
       this.#endListeners.clear();
       this.#onChange();
