@@ -62,15 +62,16 @@ const BundleTargetBytes = 10_240;
  * lists each); code written once at its one use: the call guard in the
  * call's exchange (−94 B), with a call's abort and the session's end as one
  * halt (−33 B), its frames, responses and the session's closedError there
- * too (−45 B), the client's session run in its loop (−17 B), the emit
- * stream's dispatch in the read loop (−13 B), the HTTPS probe in the
- * WebTransport opening (−16 B); the reconnect wait and the handshake
- * deadline through outcomeWithin (−45 B), stats() from the last session
- * (−20 B), and smaller steps (−92 B): 11,957 B (docs/performance.md lists
- * each). The 10,240 B target is not yet met. This budget only goes down:
- * lower it whenever the bundle shrinks, until it is the target.
+ * too (−45 B), the client's session run in its loop (−17 B) and a run's
+ * stop in close() (−15 B), the emit stream's dispatch in the read loop
+ * (−13 B), the HTTPS probe in the WebTransport opening (−16 B); the
+ * reconnect wait and the handshake deadline through outcomeWithin (−45 B),
+ * stats() from the last session (−20 B), and smaller steps (−94 B):
+ * 11,940 B (docs/performance.md lists each). The 10,240 B target is not yet
+ * met. This budget only goes down: lower it whenever the bundle shrinks,
+ * until it is the target.
  */
-const BundleBudgetBytes = 11_957;
+const BundleBudgetBytes = 11_940;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
