@@ -282,7 +282,6 @@ export class Session {
     if (this.#conn.acceptCall) void this.#answerCalls();
   }
 
-
   /** Whether the session has ended. */
   get isEnded(): boolean {
     return this.#endError !== undefined;
