@@ -2,6 +2,7 @@ package tio
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -57,6 +58,9 @@ type emitQueue struct {
 	// goroutine. A queue without a writer (tests of the queue alone) never
 	// parks. Beside closed, so the queue takes 128 B.
 	parked bool
+	// lingered says the writer's linger timer expired: set with a token on
+	// wake (lingerFired), taken by the writer (session.writeRun).
+	lingered atomic.Bool
 	// wake holds one token when the writer has something to look at. It
 	// is made, under mu, by the first push or kick, or by a writer's run
 	// (wakeLocked), and never replaced: a session that never queued
@@ -269,6 +273,15 @@ func (q *emitQueue) wakeChan() <-chan struct{} {
 	return q.wakeLocked()
 }
 
+// lingerFired is the writer's linger timer expiring: it wakes the writer,
+// which parks if it wrote nothing since the last expiry.
+func (q *emitQueue) lingerFired() {
+	q.lingered.Store(true)
+	q.mu.Lock() // signal reads wake after holding mu since it was made
+	q.mu.Unlock()
+	q.signal()
+}
+
 func (q *emitQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
@@ -343,4 +356,5 @@ func (q *emitQueue) shutdown() {
 	}
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
+	q.signal() // a writer waiting for frames ends (session.writeRun)
 }
