@@ -101,7 +101,7 @@ func BenchmarkEmitSend(b *testing.B) {
 			b.Fatal(err)
 		}
 		if i%128 == 127 {
-			batch = s.q.take(batch[:0])
+			batch, _ = s.q.take(batch[:0])
 			releaseAll(batch)
 		}
 	}

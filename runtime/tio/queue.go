@@ -289,8 +289,9 @@ func (q *emitQueue) signal() {
 	}
 }
 
-// take moves every queued frame onto dst, in order.
-func (q *emitQueue) take(dst []*frame) []*frame {
+// take moves every queued frame onto dst, in order; open is false once
+// the queue is shut down, which ends its writer (session.writeQueued).
+func (q *emitQueue) take(dst []*frame) (_ []*frame, open bool) {
 	q.mu.Lock()
 	if q.n > 0 {
 		q.takes++
@@ -302,8 +303,9 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 		q.head = (q.head + 1) % len(q.ring)
 	}
 	q.wakeWaitersLocked()
+	open = !q.closed
 	q.mu.Unlock()
-	return dst
+	return dst, open
 }
 
 // waitAbove returns a channel closed once the queue is next emptied by the
@@ -356,5 +358,5 @@ func (q *emitQueue) shutdown() {
 	}
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
-	q.signal() // a writer waiting for frames ends (session.writeRun)
+	q.signal() // a writer waiting for frames ends (its take finds the queue shut)
 }

@@ -640,10 +640,6 @@ func (s *session) writeRun() {
 			case <-held: // the flush delay ended (Options.EmitFlushDelay)
 			}
 		}
-		if s.isEnded() {
-			linger.Stop()
-			return
-		}
 		// The token of a push may have been merged with the linger's, so
 		// whatever is queued is written either way.
 		fired := s.q.lingered.Swap(false)
@@ -695,10 +691,14 @@ func (s *session) parkWriter() bool {
 }
 
 // writeQueued writes what is queued until the queue is empty, coalesced
-// into Writes of up to emitFlushAt bytes; false when a Write failed.
+// into Writes of up to emitFlushAt bytes; false when a Write failed or the queue
+// is shut down (the session ended).
 func (s *session) writeQueued(st transport.SendStream, w *emitWrite) bool {
 	for {
-		w.batch = s.q.take(w.batch[:0])
+		var open bool
+		if w.batch, open = s.q.take(w.batch[:0]); !open {
+			return false
+		}
 		for i, f := range w.batch {
 			s.traffic.OutMany(metrics.LaneEmit, f.frames(), len(f.b))
 			w.buf = append(w.buf, f.b...)
