@@ -2,6 +2,7 @@ package tio
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transport-io/tiogen/runtime/wire"
@@ -57,6 +58,9 @@ type emitQueue struct {
 	// goroutine. A queue without a writer (tests of the queue alone) never
 	// parks. Beside closed, so the queue takes 128 B.
 	parked bool
+	// lingered says the writer's linger timer expired: set with a token on
+	// wake (lingerFired), taken by the writer (session.writeRun).
+	lingered atomic.Bool
 	// wake holds one token when the writer has something to look at. It
 	// is made, under mu, by the first push or kick, or by a writer's run
 	// (wakeLocked), and never replaced: a session that never queued
@@ -269,6 +273,15 @@ func (q *emitQueue) wakeChan() <-chan struct{} {
 	return q.wakeLocked()
 }
 
+// lingerFired is the writer's linger timer expiring: it wakes the writer,
+// which parks if it wrote nothing since the last expiry.
+func (q *emitQueue) lingerFired() {
+	q.lingered.Store(true)
+	q.mu.Lock() // signal reads wake after holding mu since it was made
+	q.mu.Unlock()
+	q.signal()
+}
+
 func (q *emitQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
@@ -276,8 +289,9 @@ func (q *emitQueue) signal() {
 	}
 }
 
-// take moves every queued frame onto dst, in order.
-func (q *emitQueue) take(dst []*frame) []*frame {
+// take moves every queued frame onto dst, in order; open is false once
+// the queue is shut down, which ends its writer (session.writeQueued).
+func (q *emitQueue) take(dst []*frame) (_ []*frame, open bool) {
 	q.mu.Lock()
 	if q.n > 0 {
 		q.takes++
@@ -289,8 +303,9 @@ func (q *emitQueue) take(dst []*frame) []*frame {
 		q.head = (q.head + 1) % len(q.ring)
 	}
 	q.wakeWaitersLocked()
+	open = !q.closed
 	q.mu.Unlock()
-	return dst
+	return dst, open
 }
 
 // waitAbove returns a channel closed once the queue is next emptied by the
@@ -343,4 +358,5 @@ func (q *emitQueue) shutdown() {
 	}
 	q.wakeWaitersLocked()
 	q.mu.Unlock()
+	q.signal() // a writer waiting for frames ends (its take finds the queue shut)
 }

@@ -24,7 +24,7 @@ func TestSpec9_CoalescedEmitsCountAsFrames(t *testing.T) {
 	if d := q.depth(); d != 4 {
 		t.Fatalf("depth %d, want 4 frames", d)
 	}
-	got := q.take(nil)
+	got, _ := q.take(nil)
 	if len(got) != 1 || got[0].frames() != 4 {
 		t.Fatalf("took %d entries, want 1 holding 4 frames", len(got))
 	}
@@ -62,7 +62,7 @@ func TestCoalescingStopsAtSharedFramesAndItsBound(t *testing.T) {
 	if _, err := q.pushEmit(wire.CodecJSON, evPing, nil); err == nil {
 		t.Fatal("an empty payload was queued (§5.1)")
 	}
-	got := q.take(nil)
+	got, _ := q.take(nil)
 	if len(got) != 3 || got[0].frames() != 1 || got[1].frames() != 1 || got[2].frames() != 1 || q.depth() != 0 {
 		t.Fatalf("took %d entries, want 3 of one frame each", len(got))
 	}
@@ -72,7 +72,7 @@ func TestCoalescingStopsAtSharedFramesAndItsBound(t *testing.T) {
 	for range 20 {
 		push(big)
 	}
-	got = q.take(nil)
+	got, _ = q.take(nil)
 	frames := 0
 	for _, f := range got {
 		if len(f.b) > coalesceAt {

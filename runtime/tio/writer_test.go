@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/transport-io/tiogen/runtime/transport/loopback"
 )
@@ -64,4 +65,54 @@ func TestSpec3_1_EmitWriterRunsOnlyWhileFramesKeepComing(t *testing.T) {
 	if got := p.srv.got.next(t); got != `ping:"again"` {
 		t.Fatalf("got %q after the writer ended", got)
 	}
+}
+
+// §9: the writer waits on one wake-up token, which the linger's expiry
+// and a push share; a frame queued as the linger expires is written all
+// the same (never left until a later push), in order, whether the writer
+// is running or parked, and the writer still ends once frames stop.
+func TestSpec9_EmitQueuedAsTheLingerExpiresIsWritten(t *testing.T) {
+	p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
+	for i := range 40 {
+		if i%2 == 0 {
+			p.client.q.lingerFired() // its token first: the push's merges with it
+		} else {
+			p.client.q.lingered.Store(true) // the flag set, its token not yet sent
+		}
+		if err := p.client.Emit(evPing, fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.srv.got.next(t), fmt.Sprintf("ping:%d", i); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	waitFor(t, "the emit writer to end once frames stop", func() bool { return emitWriters() == 0 })
+}
+
+// The session's end wakes a writer waiting for frames, which ends then,
+// not at its linger's next expiry: the linger timer is stopped here, so a
+// writer left waiting would hold Wait for ever.
+func TestEmitWriterEndsWithTheSession(t *testing.T) {
+	for range 10 {
+		p := newPair(t, loopback.Options{}, ServerOptions{}, Options{})
+		if err := p.client.Emit(evPing, []byte(`1`)); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.srv.got.next(t); got != "ping:1" {
+			t.Fatalf("got %q", got)
+		}
+		if !p.client.linger.Stop() {
+			continue // the linger expired first: try with a new session
+		}
+		_ = p.client.Close(NoError, "")
+		waited := make(chan error, 1)
+		go func() { waited <- p.client.Wait() }()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Wait did not return: the writer did not end with the session")
+		}
+		return
+	}
+	t.Fatal("in 10 sessions the linger always expired before it could be stopped")
 }
