@@ -62,7 +62,9 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
     outcome,
     new Promise<'timeout' | 'aborted'>((resolve) => {
       timer = clock.setTimeout(() => resolve('timeout'), ms);
-      signal?.addEventListener('abort', (onAbort = () => resolve('aborted')));
+      onAbort = () => resolve('aborted');
+      // A signal aborted already fires no more 'abort' (a snapshot listener's close() just before the wait).
+      signal?.aborted ? onAbort() : signal?.addEventListener('abort', onAbort);
     }),
   ]);
   clock.clearTimeout(timer);

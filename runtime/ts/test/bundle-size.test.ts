@@ -67,11 +67,15 @@ const BundleTargetBytes = 10_240;
  * (−13 B), the HTTPS probe in the WebTransport opening (−16 B); the
  * reconnect wait and the handshake deadline through outcomeWithin (−45 B),
  * stats() from the last session (−20 B), and smaller steps (−94 B):
- * 11,940 B (docs/performance.md lists each). The 10,240 B target is not yet
+ * 11,940 B (docs/performance.md lists each); outcomeWithin settling at
+ * once for a signal aborted before it (+4 B: a close() from a snapshot
+ * listener no longer waits out the reconnect backoff), paid for by
+ * truthiness checks of objects in the handshake comparison, the datagram
+ * ring and the gate (−10 B): 11,934 B. The 10,240 B target is not yet
  * met. This budget only goes down: lower it whenever the bundle shrinks,
  * until it is the target.
  */
-const BundleBudgetBytes = 11_940;
+const BundleBudgetBytes = 11_934;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

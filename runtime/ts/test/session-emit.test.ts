@@ -246,6 +246,24 @@ test('§11 reconnect retries failed attempts with growing waits between min and 
   assert.equal(h.client.getSnapshot().status, 'connected');
 });
 
+test('§11 close() from a snapshot listener as the client starts its backoff ends the run at once', async () => {
+  const h = harness({ client: { reconnect: { minMs: 1000, maxMs: 1000 } }, fail: () => new Error('down') });
+  let closed: Promise<void> | undefined;
+  h.client.subscribe(() => {
+    const snap = h.client.getSnapshot();
+    // The update that starts the wait: connecting again, after a failure.
+    if (snap.status === 'connecting' && snap.lastError !== null && !closed) closed = h.client.close();
+  });
+  h.client.connect().catch(() => {});
+  await settle();
+  assert.ok(closed, 'the listener closed the client');
+  // The clock does not move: a wait that missed the stop would hold close() for its 1000 ms.
+  const done = await Promise.race([closed.then(() => 'closed'), settle().then(() => 'waiting')]);
+  assert.equal(done, 'closed');
+  assert.equal(h.client.getSnapshot().status, 'closed');
+  assert.equal(h.pairs.length, 1, 'no reconnect after close()');
+});
+
 test('§11 without reconnect, a session that ends leaves the client closed with the reason', async () => {
   const h = await connected();
   h.server1.close(1004, 'broken');

@@ -51,7 +51,7 @@ export class SequenceGate {
     }
     const key = origin + ',' + eventId;
     const e = pairs.get(key);
-    if (e !== undefined) {
+    if (e) {
       e.seen = now;
       pairs.delete(key);
       pairs.set(key, e);

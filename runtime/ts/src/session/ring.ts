@@ -39,7 +39,7 @@ export class DatagramRing {
   /** The oldest entry no older than the TTL, dropping the older ones it passes; undefined when none is left. */
   pop(): Uint8Array | undefined {
     const now = this.#clock.now();
-    for (let e; (e = this.#q.shift()) !== undefined; ) {
+    for (let e; (e = this.#q.shift()); ) {
       if (now - e[1] <= RingTTL) return e[0];
       this.staleDropped++;
     }

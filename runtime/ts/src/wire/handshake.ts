@@ -124,11 +124,11 @@ export function compareTables(local: readonly EventEntry[], peer: readonly Event
     let reason = '';
     const p = byName.get(l.name);
     const q = byId.get(l.id);
-    if (p !== undefined && p.lane !== l.lane) {
+    if (p && p.lane !== l.lane) {
       reason = `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`;
-    } else if (p !== undefined && p.id !== l.id) {
+    } else if (p && p.id !== l.id) {
       reason = `event '${l.name}' has id ${l.id} here and ${p.id} at the peer`;
-    } else if (q !== undefined && q.name !== l.name) {
+    } else if (q && q.name !== l.name) {
       reason = `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`;
     }
     if (reason !== '') throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
