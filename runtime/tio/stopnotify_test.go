@@ -2,7 +2,6 @@ package tio
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sync"
 	"testing"
@@ -87,20 +86,32 @@ func (s *stoppingStream) Stop(code uint8) {
 }
 
 // notifyingStream is the responder's end; eof closes once its reader has
-// seen the initiator's FIN.
+// seen the initiator's FIN. Its first Read takes the initiator's whole side,
+// to the FIN, and hands the request over with io.EOF, as a QUIC stream does
+// whose request and FIN came in one packet: the engine then always finds
+// the returns request ended (the delayed stop watch's path, serveCall),
+// where loopback could hand it the request before the FIN.
 type notifyingStream struct {
 	transport.Stream
-	stopped stopSignal
-	eofOnce sync.Once
-	eof     chan struct{}
+	stopped  stopSignal
+	readOnce sync.Once
+	rest     []byte
+	err      error
+	eof      chan struct{}
 }
 
 func (s *notifyingStream) Read(p []byte) (int, error) {
-	n, err := s.Stream.Read(p)
-	if errors.Is(err, io.EOF) {
-		s.eofOnce.Do(func() { close(s.eof) })
+	s.readOnce.Do(func() {
+		if s.rest, s.err = io.ReadAll(s.Stream); s.err == nil {
+			s.err = io.EOF
+			close(s.eof)
+		}
+	})
+	n := copy(p, s.rest)
+	if s.rest = s.rest[n:]; len(s.rest) > 0 {
+		return n, nil
 	}
-	return n, err
+	return n, s.err
 }
 
 func (s *notifyingStream) AfterStopped(f func()) (stop func() bool) {
