@@ -222,7 +222,7 @@ class WebTransportConn implements Conn {
    * the readable has it); the session's end, once closed says how it
    * ended; otherwise a reset with an unknown code (Firefox), never a crash.
    */
-  async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
+  async failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
     const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
     if (outcome) return endedError(this.#info!);
@@ -343,7 +343,7 @@ function streamOf(
       // one's completion, and resolves once the stream took the bytes.
       return await op();
     } catch (err) {
-      throw local() ?? (await c.streamFailure(err, otherHalf));
+      throw local() ?? (await c.failure(err, otherHalf));
     }
   }
   // A half this stream lacks is never used: the engine writes only a

@@ -188,7 +188,7 @@ function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause
 
 export class Session {
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
-  declare readonly established: Promise<void>;
+  declare readonly ready: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
   declare readonly ended: Promise<TransportError>;
 
@@ -240,12 +240,12 @@ export class Session {
     this.#onChange = onChange;
     this.#ring = new DatagramRing(clock);
     this.#gate = new SequenceGate(clock);
-    this.established = new Promise<void>((resolve, reject) => {
+    this.ready = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
       this.#rejectEstablished = reject;
     });
-    // A session that ends before anyone awaits `established` is not an unhandled rejection.
-    this.established.catch(() => {});
+    // A session that ends before anyone awaits `ready` is not an unhandled rejection.
+    this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       const err = (this.#endError = closeError(info));
@@ -268,9 +268,9 @@ export class Session {
       );
       return;
     }
-    // The deadline's wait ends once `established` settles: the handshake
+    // The deadline's wait ends once `ready` settles: the handshake
     // accepted, or the session's end (when this close does nothing).
-    void outcomeWithin(this.#clock, HandshakeTimeout, this.established.catch(() => {})).then(() => {
+    void outcomeWithin(this.#clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
       if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
@@ -737,7 +737,7 @@ export class Session {
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
-      await op(this.established);
+      await op(this.ready);
       const s = (st = await op(openCall()));
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
