@@ -23,14 +23,13 @@ export class SequenceGate {
   // entry is the least recently seen.
   readonly #pairs = new Map<string, Entry>();
   readonly #clock: Clock;
+  readonly #capacity: number;
   /** Pairs dropped because the gate was full (not the ones that expired). */
   evicted = 0;
 
-  constructor(
-    clock: Clock,
-    readonly capacity = GateCapacity,
-  ) {
+  constructor(clock: Clock, capacity = GateCapacity) {
     this.#clock = clock;
+    this.#capacity = capacity;
   }
 
   /** Pairs held now, expired ones included until the next accept sweeps them. */
@@ -59,7 +58,7 @@ export class SequenceGate {
       e.seq = seq;
       return true;
     }
-    if (pairs.size >= this.capacity) {
+    if (pairs.size >= this.#capacity) {
       pairs.delete(pairs.keys().next().value as string);
       this.evicted++;
     }
