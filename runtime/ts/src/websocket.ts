@@ -141,11 +141,11 @@ class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
   declare readonly closed: Promise<CloseInfo>;
   /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
-  opening: ((outcome: string | null) => void) | null = null;
+  declare opening: ((outcome: string | null) => void) | undefined;
 
   readonly #sock: WebSocketLike;
   readonly #clock: Clock;
-  #info: CloseInfo | null = null;
+  #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
   #lastSent = 0;
   #lastRecv = 0;
@@ -188,7 +188,7 @@ class WebSocketConn implements Conn {
   /** Ends the opening handshake with its outcome; whether one was running. */
   #opened(outcome: string | null): boolean {
     const opening = this.opening;
-    this.opening = null;
+    this.opening = undefined;
     opening?.(outcome);
     return !!opening;
   }
@@ -199,7 +199,7 @@ class WebSocketConn implements Conn {
    * how it ended.
    */
   abandon(): void {
-    this.opening = null;
+    this.opening = undefined;
     if (this.#end(lost)) closeSocket(this.#sock);
   }
 

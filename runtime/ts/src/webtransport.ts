@@ -175,7 +175,7 @@ class WebTransportConn implements Conn {
 
   readonly #t: WebTransport;
   readonly #clock: Clock;
-  #info: CloseInfo | null = null;
+  #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
   #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #datagramsInFlight = 0;
