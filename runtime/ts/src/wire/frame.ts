@@ -180,12 +180,13 @@ export class FrameDecoder {
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  #owned = false;
+  #owned: boolean | undefined;
   /** The payload length of the frame being read once its header passed; -1 before. */
   #n = -1;
-  #type = 0;
-  #codec = 0;
-  #eventId = 0;
+  // The header of the frame being read: set as it passes, read only after.
+  #type!: number;
+  #codec!: number;
+  #eventId!: number;
   #error: TransportError | undefined;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
