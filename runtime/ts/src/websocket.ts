@@ -147,8 +147,9 @@ class WebSocketConn implements Conn {
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
-  #lastSent = 0;
-  #lastRecv = 0;
+  // When a message was last sent and received: set as the socket opens, read (by #live) only after.
+  #lastSent!: number;
+  #lastRecv!: number;
   #liveness: unknown;
 
   // The peer's emit stream: the bytes of its binary messages, in order,
