@@ -133,7 +133,8 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 
 function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
   try {
-    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason ?? '' });
+    // Every caller passing a code passes its reason.
+    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason! });
   } catch {
     // Not open, or closed already.
   }
