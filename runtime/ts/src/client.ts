@@ -82,7 +82,7 @@ export class Client {
     transport: null,
     fallbackReason: null,
   });
-  /** The last session: the current one until it ends (isEnded), whose counters stats() still reads. */
+  /** The last session: the current one until it ends (endError), whose counters stats() still reads. */
   #session: Session | undefined;
   /** The run in progress (one at a time); undefined when idle or closed. */
   #run: Run | undefined;
@@ -129,7 +129,7 @@ export class Client {
       run.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     }
     const s = this.#session;
-    if (s && !s.isEnded) {
+    if (s && !s.endError) {
       this.#update({ status: 'closing' });
       s.close(n, reason);
     }
@@ -210,7 +210,7 @@ export class Client {
 
   #current(): Session {
     const s = this.#session;
-    if (s && !s.isEnded) return s;
+    if (s && !s.endError) return s;
     throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
@@ -218,7 +218,7 @@ export class Client {
   async #ready(signal: AbortSignal | undefined): Promise<Session> {
     const run = this.#run;
     const s = this.#session;
-    return !run || run.stopped || (s && !s.isEnded) ? this.#current() : run.next(signal);
+    return !run || run.stopped || (s && !s.endError) ? this.#current() : run.next(signal);
   }
 
   #update(patch: Partial<Snapshot>): void {

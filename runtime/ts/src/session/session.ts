@@ -191,6 +191,8 @@ export class Session {
   declare readonly ready: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
   declare readonly ended: Promise<TransportError>;
+  /** How the session ended, once it did (as ended resolves); undefined while it runs. */
+  declare endError: TransportError | undefined;
 
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
@@ -204,7 +206,6 @@ export class Session {
   #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
-  #endError: TransportError | undefined;
   readonly #endListeners = new Set<() => void>();
 
   // The emit queue (§9): the frames not yet taken by the writer, three
@@ -248,7 +249,7 @@ export class Session {
     this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
-      const err = (this.#endError = closeError(info));
+      const err = (this.endError = closeError(info));
       this.#rejectEstablished(err);
       this.#q = [];
       this.#ring.clear();
@@ -280,11 +281,6 @@ export class Session {
     // The WebSocket mapping has neither (§3.3).
     if (this.#conn.receiveDatagram) void this.#receiveDatagrams();
     if (this.#conn.acceptCall) void this.#answerCalls();
-  }
-
-  /** Whether the session has ended. */
-  get isEnded(): boolean {
-    return this.#endError !== undefined;
   }
 
   /** The client's view of its own rooms (§6.5), sorted. */
@@ -389,7 +385,7 @@ export class Session {
       const st = await this.#conn.openEmit();
       const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
-      while (!this.#endError) {
+      while (!this.endError) {
         if (this.#q.length === 0 && (!this.#ws || this.#ring.length === 0)) {
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
           continue;
@@ -444,7 +440,7 @@ export class Session {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
       for (let f, first = true; (f = await nextFrame(dec, () => rs.read())) !== null; first = false) {
-        if (this.#endError) return;
+        if (this.endError) return;
         const t = f.type;
         if (first) {
           if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
@@ -529,7 +525,7 @@ export class Session {
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b !== null && !this.#endError; b = await receive()) {
+      for (let b = await receive(); b !== null && !this.endError; b = await receive()) {
         if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
@@ -565,7 +561,7 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) !== null && !this.#endError; ) {
+    for (let st; (st = await accept().catch(() => null)) !== null && !this.endError; ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
@@ -604,7 +600,7 @@ export class Session {
       // frame (§5.1), a stream reset or cut short, or the session's end
       // leave nothing to answer; after lost framing or a late request
       // nothing more is read.
-      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
+      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
       // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
       const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
@@ -688,7 +684,7 @@ export class Session {
               cause: reason,
               remedy: 'Nothing to do.',
             })
-          : closedBy(this.#endError!),
+          : closedBy(this.endError!),
       );
     };
     // Names why the call ended without its outcome: the session's end
@@ -697,7 +693,7 @@ export class Session {
     // listener or through op, which every call runs first.
     const failed = (e: unknown): TransportError => {
       if (settled) return settled;
-      if (this.#endError) return halt();
+      if (this.endError) return halt();
       // Abandoning the stream fails what waits on its halves later (their
       // rejections are handled on later ticks): this failure comes first.
       if (st) abandon(st);
@@ -724,7 +720,7 @@ export class Session {
       // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
       p.catch(() => {});
       try {
-        if (signal?.aborted || this.#endError) throw halt();
+        if (signal?.aborted || this.endError) throw halt();
         return await Promise.race([p, interrupted]);
       } catch (e) {
         throw await failedAsync(e);
