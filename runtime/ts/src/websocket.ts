@@ -11,39 +11,9 @@ import { abandoned, describeUrl, endedError, outcomeWithin, settlesWithin } from
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
+import { CLOSED, CloseGraceMs, DefaultConnectTimeoutMs, drainPollMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes, OPEN, sendHighWater } from './limits.js';
 
-/** §3.3: an empty binary message is sent once this long has passed with nothing sent. */
-export const KeepaliveIntervalMs = 15000;
-/** §3.3: the session closes WT_IDLE_TIMEOUT once this long has passed with nothing received. */
-export const IdleTimeoutMs = 45000;
-/** How long the socket's opening handshake may take; as the WebTransport connector's deadline. */
-export const DefaultConnectTimeoutMs = 10000;
-/**
- * The largest message accepted from the peer: room for a maximum-size EMIT
- * frame (12 + 1 MiB, §5.1) with the frames a writer coalesced around it, as
- * the Go runtime's DefaultMaxMessageSize. A longer one closes the session
- * WT_PROTOCOL_ERROR.
- */
-export const MaxMessageSize = 2 << 20;
-/**
- * A socket cannot be paused from JavaScript, so bytes the engine has not
- * read yet queue here; past this bound this side is too slow for the peer
- * and closes WT_PEER_TOO_SLOW rather than grow without bound (§9).
- */
-export const MaxUnreadBytes = 16 << 20;
-/** How long a failed write waits for the socket's close to say why (§4) before the session is lost. */
-export const CloseGraceMs = 1000;
-
-// A write resolves once the socket's own buffer is below this, so the
-// engine's bounded emit queue (§9) sees a slow peer instead of the socket
-// buffering without bound.
-const sendHighWater = 1 << 20;
-// How often a write waiting on sendHighWater looks again (a WebSocket has
-// no event for a drained buffer).
-const drainPollMs = 5;
-
-const OPEN = 1;
-const CLOSED = 3;
+export { CloseGraceMs, DefaultConnectTimeoutMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes } from './limits.js';
 
 // A handler whose parameter is compared bivariantly, so that the event
 // types of the browser, of Node and of `ws` all fit.

@@ -9,30 +9,9 @@ import { abandoned, describeError, describeUrl, endedError, never, outcomeWithin
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
+import { CloseWaitMs, DefaultConnectTimeoutMs, maxDatagramsInFlight, ProbeTimeoutMs, WellKnownPath } from './limits.js';
 
-/**
- * How long the session may take to become ready, in ms. A browser's own
- * wait can be far longer: Firefox waits 30 s on a dead UDP path.
- */
-export const DefaultConnectTimeoutMs = 10000;
-/** §10.3: how long the HTTPS HEAD that tells a blocked UDP path from a dead server may take. */
-export const ProbeTimeoutMs = 2000;
-/** §10.3: what the origin answers over HTTPS when it is up. */
-export const WellKnownPath = '/.well-known/transport-io';
-/**
- * How long a stream that failed waits for the session's close to say why.
- * Chromium fails the emit stream of a refused session before it delivers
- * the close code (§4), so a refusal is reported as one, not as a lost
- * session; Firefox reports a peer's reset with no code, told from a closing
- * session only by the session not closing.
- */
-export const CloseWaitMs = 1000;
-/**
- * Datagrams handed to the browser and not yet taken. The rest wait in the
- * engine's ring (§9: 64 frames, the oldest and the stale dropped and
- * counted), so what is sent is the newest the browser can take.
- */
-const maxDatagramsInFlight = 16;
+export { CloseWaitMs, DefaultConnectTimeoutMs, ProbeTimeoutMs, WellKnownPath } from './limits.js';
 
 export interface WebTransportOptions {
   /**

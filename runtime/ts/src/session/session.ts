@@ -48,29 +48,18 @@ import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wir
 import { utf8Decode, utf8Encode, utf8Into } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
 import { SequenceGate } from './gate.js';
+import {
+  clientOrigin,
+  CreditBatch,
+  DatagramLaneMark,
+  EmitQueueFrames,
+  emitFlushAt,
+  HandshakeTimeout,
+  MaxCalls,
+  RequestTimeout,
+} from '../limits.js';
 
-/** The handshake deadline, in ms (§4.1). */
-export const HandshakeTimeout = 5000;
-/** A peer's emit queue bound, in frames (§9). */
-export const EmitQueueFrames = 256;
-/** A responder's starting credit (§6.6). */
-export const InitialCredit = 32;
-/** The refill an initiator grants per consumed batch (§6.6); never above InitialCredit. */
-export const CreditBatch = 16;
-/** The emit queue depth under which queued unreliable frames move onto the emit lane (§3.3). */
-export const DatagramLaneMark = 32;
-/** Call streams the peer opened that this side answers at once; past it they are reset WT_TOO_MANY_STREAMS (§10.1), as the Go runtime's MaxCalls. */
-export const MaxCalls = 256;
-/** How long the first frame of a call stream the peer opened may take to arrive, in ms (as the Go runtime's DefaultRequestTimeout). */
-export const RequestTimeout = 120_000;
-/** The size of the emit writer's writes: frames are coalesced up to it. */
-const emitFlushAt = 64 << 10;
-/**
- * What a client stamps on its datagrams. A client has no allocated origin
- * (origins are issued by the session host, §7.3); its server's gate sees a
- * single sender on the session, so any non-zero value keys it.
- */
-const clientOrigin = 1;
+export { CreditBatch, DatagramLaneMark, EmitQueueFrames, HandshakeTimeout, InitialCredit, MaxCalls, RequestTimeout } from '../limits.js';
 
 /** One session's counters, as the Go runtime's tio.Stats. */
 export interface Stats {
