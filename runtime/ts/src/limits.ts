@@ -28,6 +28,13 @@ export const emitFlushAt = 64 << 10;
  */
 export const clientOrigin = 1;
 
+// ---- the datagram gate (§7.3) -------------------------------------------
+
+/** How long a receiver keeps an (origin, event) pair's state with no datagram for it, in ms (§7.3). */
+export const SequenceRetention = 60_000;
+/** How many pairs a gate tracks (as the Go runtime's datagram.GateCapacity). */
+export const GateCapacity = 16384;
+
 // ---- both connectors ---------------------------------------------------
 
 /**

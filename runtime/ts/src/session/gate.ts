@@ -6,11 +6,9 @@
 
 import { seqNewer } from '../wire/datagram.js';
 import type { Clock } from '../transport.js';
+import { GateCapacity, SequenceRetention } from '../limits.js';
 
-/** How long a receiver keeps an (origin, event) pair's state with no datagram for it, in ms (§7.3). */
-export const SequenceRetention = 60_000;
-/** How many pairs a gate tracks (as the Go runtime's datagram.GateCapacity). */
-export const GateCapacity = 16384;
+export { GateCapacity, SequenceRetention } from '../limits.js';
 
 interface Entry {
   seq: number;

@@ -3,11 +3,9 @@
 
 import { protocolError, TransportError } from '../errors.js';
 import { codecKnown, codecName, getU32, putU32, type Codec } from './frame.js';
+import { DatagramHeaderLen, DefaultDatagramSize } from './kinds.js';
 
-/** The fixed overhead of a datagram: codec, event id, origin and sequence (§7.2). */
-export const DatagramHeaderLen = 13;
-/** The effective datagram size when the transport reports none (§7.4). */
-export const DefaultDatagramSize = 1024;
+export { DatagramHeaderLen, DefaultDatagramSize } from './kinds.js';
 
 /** One unreliable-lane message (§7.1). */
 export interface Datagram {

@@ -16,6 +16,10 @@ import {
   FrameHandshake,
   FrameJoin,
   FrameLeave,
+  HeaderLen,
+  MaxCallPayload,
+  MaxPayload,
+  minLength,
 } from './kinds.js';
 
 export * from './kinds.js';
@@ -39,15 +43,6 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 /** Codecs (§5.3). 0x00 and 0x03–0xFF are reserved. */
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
-
-/** The fixed overhead of a frame: 4 length bytes and the 8 header bytes the length counts (§5.1). */
-export const HeaderLen = 12;
-/** The payload cap of every frame type but the call frames (§5.1). */
-export const MaxPayload = 1 << 20;
-/** The payload cap of CALL_REQUEST, CALL_RESPONSE and CALL_ERROR (§5.1). */
-export const MaxCallPayload = 16 << 20;
-/** The smallest Length: 8 header bytes and one payload byte (§5.1). */
-const minLength = 9;
 
 /** Reports whether t is a type §5.2 defines. */
 export function frameTypeKnown(t: number): t is FrameType {

@@ -8,8 +8,7 @@ import { MaxWebSocketReason } from '../codes.js';
 import { cutReason, expect, jsonArray, jsonString, quoteShort, readObject } from './json.js';
 import { utf8Encode } from './utf8.js';
 
-/** The protocol major version this runtime speaks (§4.2). */
-export const ProtocolVersion = 0;
+export { ProtocolVersion } from './kinds.js';
 
 /** An event's delivery guarantee as the contract declares it (§3). */
 export type Lane = 'reliable' | 'unreliable';
