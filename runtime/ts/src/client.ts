@@ -286,7 +286,7 @@ export class Client {
       const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
-      const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
+      const wait = err.code === 'WT_UNAUTHORIZED' || !this.#reconnect ? undefined : backoff(this.#reconnect, attempt++);
       if (wait === undefined) {
         run.settle(undefined, established ? closedBy(err) : err);
         break;

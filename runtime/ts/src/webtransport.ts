@@ -247,7 +247,7 @@ class WebTransportConn implements Conn {
       this.#datagramsInFlight--;
       this.sendDatagram(queue);
     };
-    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()) !== undefined; ) {
+    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()); ) {
       this.#datagramsInFlight++;
       w.write(b).then(taken, taken);
     }

@@ -384,7 +384,7 @@ export class Session {
         this.#q = [];
         if (this.#ws) {
           // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()) !== undefined; ) {
+          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()); ) {
             q.push((FrameDatagram << 8) | CodecJson, 0, d);
           }
         }
@@ -775,7 +775,7 @@ export class Session {
  */
 async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
   let f;
-  while ((f = dec.next()) === undefined) {
+  while (!(f = dec.next())) {
     const chunk = await read();
     if (chunk === null) return null;
     dec.push(chunk);

@@ -117,7 +117,7 @@ function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARG
 export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
   if (payloadLen === 0) throw protocolError(`${frameTypeName(t)} with no payload`);
   const err = checkHeader(t, c, eventId, payloadLen);
-  if (err !== undefined) throw err;
+  if (err) throw err;
 }
 
 /**
@@ -187,7 +187,7 @@ export class FrameDecoder {
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
     // An empty chunk adds nothing (held bytes may move into a buffer of its own).
-    if (this.#error !== undefined) return;
+    if (this.#error) return;
     const held = this.#end - this.#start;
     if (held === 0) {
       this.#buf = chunk;
@@ -212,7 +212,7 @@ export class FrameDecoder {
 
   /** The next complete frame, or undefined until more bytes arrive. Throws a TransportError on a malformed frame. */
   next(): Frame | undefined {
-    if (this.#error !== undefined) throw this.#error;
+    if (this.#error) throw this.#error;
     const b = this.#buf;
     const held = this.#end - this.#start;
     const at = this.#start;
@@ -225,7 +225,7 @@ export class FrameDecoder {
       const c = b[at + 5] as number;
       const eventId = getU32(b, at + 8);
       const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err !== undefined) return this.#fail(err);
+      if (err) return this.#fail(err);
       this.#type = t;
       this.#codec = c;
       this.#eventId = eventId;
