@@ -210,7 +210,7 @@ export class Session {
   readonly #seqs = new Map<number, number>();
   readonly #roomSet = new Set<string>();
 
-  // Its queue depth and ring drops stay 0: stats() reads those from the queue and the ring.
+  // The ring counts its drops here too; the queue depth stays 0: stats() reads it from the queue.
   #counters: { -readonly [K in keyof Stats]: number } = { ...noStats };
 
   /**
@@ -228,7 +228,7 @@ export class Session {
     this.#clock = clock;
     this.#handlers = handlers;
     this.#onChange = onChange;
-    this.#ring = new DatagramRing(clock);
+    this.#ring = new DatagramRing(clock, this.#counters);
     this.#gate = new SequenceGate(clock);
     this.ready = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
@@ -284,12 +284,7 @@ export class Session {
   }
 
   stats(): Stats {
-    return {
-      ...this.#counters,
-      emitQueueDepth: this.#q.length / 3,
-      overflowDropped: this.#ring.overflowDropped,
-      staleDropped: this.#ring.staleDropped,
-    };
+    return { ...this.#counters, emitQueueDepth: this.#q.length / 3 };
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
