@@ -308,14 +308,14 @@ function streamOf(
   w: WritableStreamDefaultWriter<Uint8Array> | undefined,
   r: ReadableStreamDefaultReader<Uint8Array> | undefined,
 ): CallStream {
-  let reset: StreamResetError | null = null;
-  let stopped: StreamResetError | null = null;
+  let reset: StreamResetError | undefined;
+  let stopped: StreamResetError | undefined;
   // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
   // (receiving) half fails with one; never settles otherwise, nor after
   // this side's own reset (stop).
   const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
   const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-  async function half<T>(local: () => StreamResetError | null, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
+  async function half<T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
     const own = local();
     if (own) throw own;
     try {
