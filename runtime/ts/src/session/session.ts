@@ -566,10 +566,11 @@ export class Session {
           RequestTimeout,
         )),
     );
-    let f: Frame | null = null;
+    // The request once read whole; undefined while it is not.
+    let f: Frame | null | undefined;
     try {
       f = await nextFrame(new FrameDecoder(), () => Promise.race([st.read(), late]));
-      if (f === null) return abandon(st); // the stream ended before its first frame
+      if (!f) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
       const ev = this.#contract.byId.get(f.eventId);
       if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
@@ -588,7 +589,7 @@ export class Session {
       // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
       const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
-      if (f === null) return st.stop(ResetAborted);
+      if (!f) return st.stop(ResetAborted);
     } finally {
       this.#clock.clearTimeout(timer);
     }
