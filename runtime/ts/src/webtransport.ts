@@ -69,7 +69,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         ),
         ctx.signal,
       );
-      if (outcome !== null) {
+      if (outcome) {
         closeQuietly(transport);
         if (outcome === 'aborted') throw abandoned();
         const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);

@@ -423,7 +423,7 @@ export class Session {
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())) !== null; first = false) {
+      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())); first = false) {
         if (this.endError) return;
         const t = f.type;
         if (first) {
@@ -509,7 +509,7 @@ export class Session {
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b !== null && !this.endError; b = await receive()) {
+      for (let b = await receive(); b && !this.endError; b = await receive()) {
         if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
@@ -545,7 +545,7 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) !== null && !this.endError; ) {
+    for (let st; (st = await accept().catch(() => null)) && !this.endError; ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
@@ -594,7 +594,7 @@ export class Session {
       this.#clock.clearTimeout(timer);
     }
     // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
-    while ((await st.read().catch(() => null)) !== null);
+    while (await st.read().catch(() => null));
   }
 
   // ---- calls ----------------------------------------------------------
@@ -729,7 +729,7 @@ export class Session {
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })) !== null; ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
@@ -773,7 +773,7 @@ async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | nul
   let f;
   while (!(f = dec.next())) {
     const chunk = await read();
-    if (chunk === null) return null;
+    if (!chunk) return null;
     dec.push(chunk);
   }
   return f;
