@@ -189,7 +189,7 @@ class WebSocketConn implements Conn {
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (bytes.length === 0) return;
+    if (!bytes.length) return;
     this.#in.enqueue(bytes);
     if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);

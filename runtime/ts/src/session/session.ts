@@ -327,7 +327,7 @@ export class Session {
       return this.#wake();
     }
     const payload = encodeValue(ev, value) as Uint8Array;
-    if (payload.length === 0) throw protocolError(`'${ev.name}': empty datagram`);
+    if (!payload.length) throw protocolError(`'${ev.name}': empty datagram`);
     const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
@@ -370,7 +370,7 @@ export class Session {
       const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
       while (!this.endError) {
-        if (this.#q.length === 0 && (!this.#ws || this.#ring.length === 0)) {
+        if (!this.#q.length && (!this.#ws || !this.#ring.length)) {
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
           continue;
         }
@@ -389,7 +389,7 @@ export class Session {
           const p = q[j + 2] as string | Uint8Array;
           // The most this frame can take: at most 3 bytes per UTF-16 unit.
           const most = HeaderLen + (typeof p === 'string' ? 3 * p.length : p.length);
-          if (off > 0 && off + most > emitFlushAt) {
+          if (off && off + most > emitFlushAt) {
             await st.write(batch.slice(0, off));
             off = 0;
           }
@@ -403,7 +403,7 @@ export class Session {
           putHeader(batch, off, h >> 8, h & 0xff, q[j + 1] as number, n);
           off += HeaderLen + n;
         }
-        if (off > 0) await st.write(batch.slice(0, off));
+        if (off) await st.write(batch.slice(0, off));
       }
     } catch (e) {
       // A write failing because the session ended fails once the Conn

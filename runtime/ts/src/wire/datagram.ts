@@ -44,7 +44,7 @@ export function parseDatagram(b: Uint8Array): Datagram | undefined {
   const codec = b[0] as number;
   const eventId = getU32(b, 1);
   if (!codecKnown(codec)) throw new TransportError('WT_UNSUPPORTED_CODEC', `datagram of reserved ${codecName(codec)}`);
-  if (eventId === 0) throw protocolError('datagram of event id 0');
+  if (!eventId) throw protocolError('datagram of event id 0');
   if (b.length === DatagramHeaderLen) throw protocolError('empty datagram');
   return { codec, eventId, origin: getU32(b, 5), seq: getU32(b, 9), payload: b.subarray(DatagramHeaderLen) };
 }

@@ -94,13 +94,13 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
   if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
   const cap = maxPayloadOf(t);
   if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
-  if (reserved !== 0) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
+  if (reserved) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
   if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
   // Control frames always carry codec 0x01 (§5.3): of the known types
   // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
   if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
   // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
-  if ((eventId === 0) === (t === FrameEmit || t === FrameCallRequest)) {
+  if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
     return headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
   }
   return undefined;
@@ -115,7 +115,7 @@ function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARG
  * payload size: the encoder refuses to build a frame a peer must reject.
  */
 export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
-  if (payloadLen === 0) throw protocolError(`${frameTypeName(t)} with no payload`);
+  if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
   const err = checkHeader(t, c, eventId, payloadLen);
   if (err) throw err;
 }
@@ -189,7 +189,7 @@ export class FrameDecoder {
     // An empty chunk adds nothing (held bytes may move into a buffer of its own).
     if (this.#error) return;
     const held = this.#end - this.#start;
-    if (held === 0) {
+    if (!held) {
       this.#buf = chunk;
       this.#start = 0;
       this.#end = chunk.length;
