@@ -82,7 +82,7 @@ export class Client {
     transport: null,
     fallbackReason: null,
   });
-  /** The last session: the current one until it ends (isEnded), whose counters stats() still reads. */
+  /** The last session: the current one until it ends (endError), whose counters stats() still reads. */
   #session: Session | undefined;
   /** The run in progress (one at a time); undefined when idle or closed. */
   #run: Run | undefined;
@@ -103,14 +103,14 @@ export class Client {
    * server refuses, or close() is called.
    */
   connect(): Promise<void> {
-    if (this.#run && !this.#run.stopped) return this.#run.firstSession;
+    if (this.#run && !this.#run.stopped) return this.#run.first;
     const run = new Run();
     this.#run = run;
     this.#update({ status: 'connecting', lastError: null, refused: null });
     run.done = this.#loop(run);
     // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
-    run.firstSession.catch(() => {});
-    return run.firstSession;
+    run.first.catch(() => {});
+    return run.first;
   }
 
   /**
@@ -129,7 +129,7 @@ export class Client {
       run.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     }
     const s = this.#session;
-    if (s && !s.isEnded) {
+    if (s && !s.endError) {
       this.#update({ status: 'closing' });
       s.close(n, reason);
     }
@@ -210,7 +210,7 @@ export class Client {
 
   #current(): Session {
     const s = this.#session;
-    if (s && !s.isEnded) return s;
+    if (s && !s.endError) return s;
     throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
@@ -218,7 +218,7 @@ export class Client {
   async #ready(signal: AbortSignal | undefined): Promise<Session> {
     const run = this.#run;
     const s = this.#session;
-    return !run || run.stopped || (s && !s.isEnded) ? this.#current() : run.nextSession(signal);
+    return !run || run.stopped || (s && !s.endError) ? this.#current() : run.next(signal);
   }
 
   #update(patch: Partial<Snapshot>): void {
@@ -262,7 +262,7 @@ export class Client {
           this.#session = s;
           this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
           try {
-            await s.established;
+            await s.ready;
             established = true;
             this.#update({ status: 'connected', lastError: null, refused: null });
             run.settle(s);
@@ -286,7 +286,7 @@ export class Client {
       const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
-      const wait = err.code === 'WT_UNAUTHORIZED' || this.#reconnect === undefined ? undefined : backoff(this.#reconnect, attempt++);
+      const wait = err.code === 'WT_UNAUTHORIZED' || !this.#reconnect ? undefined : backoff(this.#reconnect, attempt++);
       if (wait === undefined) {
         run.settle(undefined, established ? closedBy(err) : err);
         break;
@@ -324,7 +324,7 @@ class Run {
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
-  readonly firstSession = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s ? resolve() : reject(e))));
+  readonly first = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s ? resolve() : reject(e))));
   /** The client's loop of this run; resolves once it ended. */
   declare done: Promise<void> | undefined;
 
@@ -335,7 +335,7 @@ class Run {
   }
 
   /** The next session established, for a call made while connecting. */
-  nextSession(signal: AbortSignal | undefined): Promise<Session> {
+  next(signal: AbortSignal | undefined): Promise<Session> {
     return new Promise<Session>((resolve, reject) => {
       const w = (s: Session | undefined, e?: unknown) => {
         signal?.removeEventListener('abort', onAbort);

@@ -2,9 +2,12 @@
 // number where it has one and the remedy the spec gives. Mirrors the Go
 // runtime's wire/code.go name for name and remedy for remedy.
 
-// Session close codes (§10.2), one constant each, as the Go runtime's
-// wire.Close*: a bundler inlines a constant of this module (it imports
-// nothing) where it is used, which it cannot do for a table's properties.
+// Every number first, one constant each, the tables after them: esbuild
+// inlines a constant of this module (it imports nothing) where it is used,
+// which it cannot do for a table's properties, and only for constants
+// declared before the module's first other statement.
+
+// Session close codes (§10.2), as the Go runtime's wire.Close*.
 export const CloseNoError = 0;
 export const CloseProtocolVersionMismatch = 1000;
 export const CloseContractMismatch = 1001;
@@ -14,6 +17,26 @@ export const CloseProtocolError = 1004;
 export const CloseIdleTimeout = 1005;
 export const CloseReliabilityRefused = 1006;
 export const CloseUnauthorized = 1007;
+
+// Stream reset codes (§10.1): one byte each; 2–8 and 10–255 are reserved
+// (§8). Constants as the Go runtime's wire.Reset*.
+export const ResetNoError = 0;
+export const ResetAborted = 1;
+export const ResetTooManyStreams = 9;
+
+/** The §3.3 mapping of session close codes onto WebSocket close codes. */
+export const WebSocketNormalClosure = 1000;
+/** Added to every §10.2 code but WT_NO_ERROR on the WebSocket mapping (§3.3). */
+export const WebSocketCodeBase = 3000;
+/** The last close code an application may send (RFC 6455 §7.4.2). */
+const webSocketCodeMax = 4999;
+/** RFC 6455's "unexpected condition": a code too large to carry. */
+export const WebSocketInternalError = 1011;
+
+/** Close-reason limits (§3.3, §4, §10.2). */
+export const MaxCloseReason = 1024;
+/** The longest reason the WebSocket mapping carries, and so the longest refusal reason (§3.3, §4). */
+export const MaxWebSocketReason = 123;
 
 /** Session close codes (§10.2) by name: the u32 of a WebTransport session close. */
 export const SessionCode = {
@@ -27,12 +50,6 @@ export const SessionCode = {
   WT_RELIABILITY_REFUSED: CloseReliabilityRefused,
   WT_UNAUTHORIZED: CloseUnauthorized,
 } as const;
-
-// Stream reset codes (§10.1): one byte each; 2–8 and 10–255 are reserved
-// (§8). Constants as the Go runtime's wire.Reset*.
-export const ResetNoError = 0;
-export const ResetAborted = 1;
-export const ResetTooManyStreams = 9;
 
 /** Stream reset codes (§10.1) by name. */
 export const ResetCode = {
@@ -105,15 +122,6 @@ export function codeNumber(code: string): number | undefined {
   return SessionCode[code as SessionCodeName] ?? ResetCode[code as ResetCodeName];
 }
 
-/** The §3.3 mapping of session close codes onto WebSocket close codes. */
-export const WebSocketNormalClosure = 1000;
-/** Added to every §10.2 code but WT_NO_ERROR on the WebSocket mapping (§3.3). */
-export const WebSocketCodeBase = 3000;
-/** The last close code an application may send (RFC 6455 §7.4.2). */
-const webSocketCodeMax = 4999;
-/** RFC 6455's "unexpected condition": a code too large to carry. */
-export const WebSocketInternalError = 1011;
-
 /**
  * Maps a §10.2 code onto the WebSocket close code that carries it (§3.3):
  * 0 becomes 1000, any other code 3000 plus the code. A code above 1999
@@ -138,11 +146,6 @@ export function sessionCodeFromWebSocket(ws: number): number | undefined {
   if (ws >= WebSocketCodeBase && ws <= webSocketCodeMax) return ws - WebSocketCodeBase;
   return undefined;
 }
-
-/** Close-reason limits (§3.3, §4, §10.2). */
-export const MaxCloseReason = 1024;
-/** The longest reason the WebSocket mapping carries, and so the longest refusal reason (§3.3, §4). */
-export const MaxWebSocketReason = 123;
 
 const remedies: Record<KnownCode, string> = {
   WT_NO_ERROR: 'Nothing to do.',

@@ -110,7 +110,7 @@ export function compileContract(c: Contract): CompiledContract {
     };
     const codecOf = (slot: string, v: SlotCodec | undefined): Codec =>
       v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} ${JSON.stringify(v)}`);
-    if (typeof e.name !== 'string' || e.name === '') throw new TypeError(`contract ${name}: an event has no name`);
+    if (typeof e.name !== 'string' || !e.name) throw new TypeError(`contract ${name}: an event has no name`);
     if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}`);
     if (e.lane !== 'reliable' && e.lane !== 'unreliable') fail(`has lane ${JSON.stringify(e.lane)}`);
     const payloadCodec = codecOf('payload', e.payload);

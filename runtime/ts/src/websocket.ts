@@ -11,39 +11,9 @@ import { abandoned, describeUrl, endedError, outcomeWithin, settlesWithin } from
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
+import { CLOSED, CloseGraceMs, DefaultConnectTimeoutMs, drainPollMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes, OPEN, sendHighWater } from './limits.js';
 
-/** §3.3: an empty binary message is sent once this long has passed with nothing sent. */
-export const KeepaliveIntervalMs = 15000;
-/** §3.3: the session closes WT_IDLE_TIMEOUT once this long has passed with nothing received. */
-export const IdleTimeoutMs = 45000;
-/** How long the socket's opening handshake may take; as the WebTransport connector's deadline. */
-export const DefaultConnectTimeoutMs = 10000;
-/**
- * The largest message accepted from the peer: room for a maximum-size EMIT
- * frame (12 + 1 MiB, §5.1) with the frames a writer coalesced around it, as
- * the Go runtime's DefaultMaxMessageSize. A longer one closes the session
- * WT_PROTOCOL_ERROR.
- */
-export const MaxMessageSize = 2 << 20;
-/**
- * A socket cannot be paused from JavaScript, so bytes the engine has not
- * read yet queue here; past this bound this side is too slow for the peer
- * and closes WT_PEER_TOO_SLOW rather than grow without bound (§9).
- */
-export const MaxUnreadBytes = 16 << 20;
-/** How long a failed write waits for the socket's close to say why (§4) before the session is lost. */
-export const CloseGraceMs = 1000;
-
-// A write resolves once the socket's own buffer is below this, so the
-// engine's bounded emit queue (§9) sees a slow peer instead of the socket
-// buffering without bound.
-const sendHighWater = 1 << 20;
-// How often a write waiting on sendHighWater looks again (a WebSocket has
-// no event for a drained buffer).
-const drainPollMs = 5;
-
-const OPEN = 1;
-const CLOSED = 3;
+export { CloseGraceMs, DefaultConnectTimeoutMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes } from './limits.js';
 
 // A handler whose parameter is compared bivariantly, so that the event
 // types of the browser, of Node and of `ws` all fit.
@@ -106,9 +76,9 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       }
       const conn = new WebSocketConn(sock, ctx.clock);
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-      // null once open; else why the socket failed, or outcomeWithin's 'timeout' or 'aborted'.
+      // null once open; else why the socket failed (never ''), or outcomeWithin's 'timeout' or 'aborted'.
       const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string | null>((done) => (conn.opening = done)), ctx.signal);
-      if (outcome === null) return { conn, fallbackReason: null };
+      if (!outcome) return { conn, fallbackReason: null };
       conn.abandon();
       if (outcome === 'aborted') throw abandoned();
       throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
@@ -141,14 +111,15 @@ class WebSocketConn implements Conn {
   readonly mapping = 'websocket' as const;
   declare readonly closed: Promise<CloseInfo>;
   /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
-  opening: ((outcome: string | null) => void) | null = null;
+  declare opening: ((outcome: string | null) => void) | undefined;
 
   readonly #sock: WebSocketLike;
   readonly #clock: Clock;
-  #info: CloseInfo | null = null;
+  #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
-  #lastSent = 0;
-  #lastRecv = 0;
+  // When a message was last sent and received: set as the socket opens, read (by #live) only after.
+  #lastSent!: number;
+  #lastRecv!: number;
   #liveness: unknown;
 
   // The peer's emit stream: the bytes of its binary messages, in order,
@@ -188,7 +159,7 @@ class WebSocketConn implements Conn {
   /** Ends the opening handshake with its outcome; whether one was running. */
   #opened(outcome: string | null): boolean {
     const opening = this.opening;
-    this.opening = null;
+    this.opening = undefined;
     opening?.(outcome);
     return !!opening;
   }
@@ -199,7 +170,7 @@ class WebSocketConn implements Conn {
    * how it ended.
    */
   abandon(): void {
-    this.opening = null;
+    this.opening = undefined;
     if (this.#end(lost)) closeSocket(this.#sock);
   }
 
@@ -218,7 +189,7 @@ class WebSocketConn implements Conn {
       return;
     }
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (bytes.length === 0) return;
+    if (!bytes.length) return;
     this.#in.enqueue(bytes);
     if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);

@@ -9,30 +9,9 @@ import { abandoned, describeError, describeUrl, endedError, never, outcomeWithin
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
+import { CloseWaitMs, DefaultConnectTimeoutMs, maxDatagramsInFlight, ProbeTimeoutMs, WellKnownPath } from './limits.js';
 
-/**
- * How long the session may take to become ready, in ms. A browser's own
- * wait can be far longer: Firefox waits 30 s on a dead UDP path.
- */
-export const DefaultConnectTimeoutMs = 10000;
-/** §10.3: how long the HTTPS HEAD that tells a blocked UDP path from a dead server may take. */
-export const ProbeTimeoutMs = 2000;
-/** §10.3: what the origin answers over HTTPS when it is up. */
-export const WellKnownPath = '/.well-known/transport-io';
-/**
- * How long a stream that failed waits for the session's close to say why.
- * Chromium fails the emit stream of a refused session before it delivers
- * the close code (§4), so a refusal is reported as one, not as a lost
- * session; Firefox reports a peer's reset with no code, told from a closing
- * session only by the session not closing.
- */
-export const CloseWaitMs = 1000;
-/**
- * Datagrams handed to the browser and not yet taken. The rest wait in the
- * engine's ring (§9: 64 frames, the oldest and the stale dropped and
- * counted), so what is sent is the newest the browser can take.
- */
-const maxDatagramsInFlight = 16;
+export { CloseWaitMs, DefaultConnectTimeoutMs, ProbeTimeoutMs, WellKnownPath } from './limits.js';
 
 export interface WebTransportOptions {
   /**
@@ -90,7 +69,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         ),
         ctx.signal,
       );
-      if (outcome !== null) {
+      if (outcome) {
         closeQuietly(transport);
         if (outcome === 'aborted') throw abandoned();
         const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
@@ -133,7 +112,8 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 
 function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
   try {
-    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason ?? '' });
+    // Every caller passing a code passes its reason.
+    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason! });
   } catch {
     // Not open, or closed already.
   }
@@ -175,7 +155,7 @@ class WebTransportConn implements Conn {
 
   readonly #t: WebTransport;
   readonly #clock: Clock;
-  #info: CloseInfo | null = null;
+  #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
   #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #datagramsInFlight = 0;
@@ -222,7 +202,7 @@ class WebTransportConn implements Conn {
    * the readable has it); the session's end, once closed says how it
    * ended; otherwise a reset with an unknown code (Firefox), never a crash.
    */
-  async streamFailure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
+  async failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
     const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
     if (outcome) return endedError(this.#info!);
@@ -267,7 +247,7 @@ class WebTransportConn implements Conn {
       this.#datagramsInFlight--;
       this.sendDatagram(queue);
     };
-    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()) !== undefined; ) {
+    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()); ) {
       this.#datagramsInFlight++;
       w.write(b).then(taken, taken);
     }
@@ -328,14 +308,14 @@ function streamOf(
   w: WritableStreamDefaultWriter<Uint8Array> | undefined,
   r: ReadableStreamDefaultReader<Uint8Array> | undefined,
 ): CallStream {
-  let reset: StreamResetError | null = null;
-  let stopped: StreamResetError | null = null;
+  let reset: StreamResetError | undefined;
+  let stopped: StreamResetError | undefined;
   // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
   // (receiving) half fails with one; never settles otherwise, nor after
   // this side's own reset (stop).
   const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
   const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-  async function half<T>(local: () => StreamResetError | null, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
+  async function half<T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
     const own = local();
     if (own) throw own;
     try {
@@ -343,7 +323,7 @@ function streamOf(
       // one's completion, and resolves once the stream took the bytes.
       return await op();
     } catch (err) {
-      throw local() ?? (await c.streamFailure(err, otherHalf));
+      throw local() ?? (await c.failure(err, otherHalf));
     }
   }
   // A half this stream lacks is never used: the engine writes only a

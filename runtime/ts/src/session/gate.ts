@@ -6,11 +6,9 @@
 
 import { seqNewer } from '../wire/datagram.js';
 import type { Clock } from '../transport.js';
+import { GateCapacity, SequenceRetention } from '../limits.js';
 
-/** How long a receiver keeps an (origin, event) pair's state with no datagram for it, in ms (§7.3). */
-export const SequenceRetention = 60_000;
-/** How many pairs a gate tracks (as the Go runtime's datagram.GateCapacity). */
-export const GateCapacity = 16384;
+export { GateCapacity, SequenceRetention } from '../limits.js';
 
 interface Entry {
   seq: number;
@@ -23,14 +21,13 @@ export class SequenceGate {
   // entry is the least recently seen.
   readonly #pairs = new Map<string, Entry>();
   readonly #clock: Clock;
+  readonly #capacity: number;
   /** Pairs dropped because the gate was full (not the ones that expired). */
   evicted = 0;
 
-  constructor(
-    clock: Clock,
-    readonly capacity = GateCapacity,
-  ) {
+  constructor(clock: Clock, capacity = GateCapacity) {
     this.#clock = clock;
+    this.#capacity = capacity;
   }
 
   /** Pairs held now, expired ones included until the next accept sweeps them. */
@@ -59,7 +56,7 @@ export class SequenceGate {
       e.seq = seq;
       return true;
     }
-    if (pairs.size >= this.capacity) {
+    if (pairs.size >= this.#capacity) {
       pairs.delete(pairs.keys().next().value as string);
       this.evicted++;
     }

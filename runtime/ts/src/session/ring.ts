@@ -9,19 +9,25 @@ export const RingCapacity = 64;
 /** The default time-to-live of a queued datagram, in ms (§9). */
 export const RingTTL = 150;
 
+/** What a ring drops, counted. */
+export interface RingDrops {
+  /** Entries dropped oldest-first from the full ring. */
+  overflowDropped: number;
+  /** Entries dropped at dequeue past their TTL (an entry exactly TTL old is still sent). */
+  staleDropped: number;
+}
+
 export class DatagramRing {
   // Oldest first, each entry with the time it was queued: at most 64, so a
   // shift costs little.
   #q: Array<[Uint8Array, number]> = [];
-  /** Entries dropped oldest-first from the full ring. */
-  overflowDropped = 0;
-  /** Entries dropped at dequeue past their TTL (an entry exactly TTL old is still sent). */
-  staleDropped = 0;
-
   readonly #clock: Clock;
+  readonly #drops: RingDrops;
 
-  constructor(clock: Clock) {
+  /** A ring counting its drops in drops (the session's counters). */
+  constructor(clock: Clock, drops: RingDrops) {
     this.#clock = clock;
+    this.#drops = drops;
   }
 
   get length(): number {
@@ -32,7 +38,7 @@ export class DatagramRing {
   push(b: Uint8Array): void {
     if (this.#q.push([b, this.#clock.now()]) > RingCapacity) {
       this.#q.shift();
-      this.overflowDropped++;
+      this.#drops.overflowDropped++;
     }
   }
 
@@ -41,7 +47,7 @@ export class DatagramRing {
     const now = this.#clock.now();
     for (let e; (e = this.#q.shift()); ) {
       if (now - e[1] <= RingTTL) return e[0];
-      this.staleDropped++;
+      this.#drops.staleDropped++;
     }
     return undefined;
   }

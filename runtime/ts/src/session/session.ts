@@ -48,29 +48,18 @@ import { encodeCallError, encodeCredit, parseCallError, parseRoom } from '../wir
 import { utf8Decode, utf8Encode, utf8Into } from '../wire/utf8.js';
 import { DatagramRing } from './ring.js';
 import { SequenceGate } from './gate.js';
+import {
+  clientOrigin,
+  CreditBatch,
+  DatagramLaneMark,
+  EmitQueueFrames,
+  emitFlushAt,
+  HandshakeTimeout,
+  MaxCalls,
+  RequestTimeout,
+} from '../limits.js';
 
-/** The handshake deadline, in ms (§4.1). */
-export const HandshakeTimeout = 5000;
-/** A peer's emit queue bound, in frames (§9). */
-export const EmitQueueFrames = 256;
-/** A responder's starting credit (§6.6). */
-export const InitialCredit = 32;
-/** The refill an initiator grants per consumed batch (§6.6); never above InitialCredit. */
-export const CreditBatch = 16;
-/** The emit queue depth under which queued unreliable frames move onto the emit lane (§3.3). */
-export const DatagramLaneMark = 32;
-/** Call streams the peer opened that this side answers at once; past it they are reset WT_TOO_MANY_STREAMS (§10.1), as the Go runtime's MaxCalls. */
-export const MaxCalls = 256;
-/** How long the first frame of a call stream the peer opened may take to arrive, in ms (as the Go runtime's DefaultRequestTimeout). */
-export const RequestTimeout = 120_000;
-/** The size of the emit writer's writes: frames are coalesced up to it. */
-const emitFlushAt = 64 << 10;
-/**
- * What a client stamps on its datagrams. A client has no allocated origin
- * (origins are issued by the session host, §7.3); its server's gate sees a
- * single sender on the session, so any non-zero value keys it.
- */
-const clientOrigin = 1;
+export { CreditBatch, DatagramLaneMark, EmitQueueFrames, HandshakeTimeout, InitialCredit, MaxCalls, RequestTimeout } from '../limits.js';
 
 /** One session's counters, as the Go runtime's tio.Stats. */
 export interface Stats {
@@ -188,9 +177,11 @@ function validationFailed(ev: CompiledEvent, result: boolean, why: string, cause
 
 export class Session {
   /** Resolves once the server's handshake is accepted; rejects with how the session ended before that. */
-  declare readonly established: Promise<void>;
+  declare readonly ready: Promise<void>;
   /** Resolves (never rejects) with how the session ended. */
   declare readonly ended: Promise<TransportError>;
+  /** How the session ended, once it did (as ended resolves); undefined while it runs. */
+  declare endError: TransportError | undefined;
 
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
@@ -204,7 +195,6 @@ export class Session {
   #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
-  #endError: TransportError | undefined;
   readonly #endListeners = new Set<() => void>();
 
   // The emit queue (§9): the frames not yet taken by the writer, three
@@ -220,7 +210,7 @@ export class Session {
   readonly #seqs = new Map<number, number>();
   readonly #roomSet = new Set<string>();
 
-  // Its queue depth and ring drops stay 0: stats() reads those from the queue and the ring.
+  // The ring counts its drops here too; the queue depth stays 0: stats() reads it from the queue.
   #counters: { -readonly [K in keyof Stats]: number } = { ...noStats };
 
   /**
@@ -238,17 +228,17 @@ export class Session {
     this.#clock = clock;
     this.#handlers = handlers;
     this.#onChange = onChange;
-    this.#ring = new DatagramRing(clock);
+    this.#ring = new DatagramRing(clock, this.#counters);
     this.#gate = new SequenceGate(clock);
-    this.established = new Promise<void>((resolve, reject) => {
+    this.ready = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
       this.#rejectEstablished = reject;
     });
-    // A session that ends before anyone awaits `established` is not an unhandled rejection.
-    this.established.catch(() => {});
+    // A session that ends before anyone awaits `ready` is not an unhandled rejection.
+    this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
-      const err = (this.#endError = closeError(info));
+      const err = (this.endError = closeError(info));
       this.#rejectEstablished(err);
       this.#q = [];
       this.#ring.clear();
@@ -268,9 +258,9 @@ export class Session {
       );
       return;
     }
-    // The deadline's wait ends once `established` settles: the handshake
+    // The deadline's wait ends once `ready` settles: the handshake
     // accepted, or the session's end (when this close does nothing).
-    void outcomeWithin(this.#clock, HandshakeTimeout, this.established.catch(() => {})).then(() => {
+    void outcomeWithin(this.#clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
       if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
@@ -280,11 +270,6 @@ export class Session {
     // The WebSocket mapping has neither (§3.3).
     if (this.#conn.receiveDatagram) void this.#receiveDatagrams();
     if (this.#conn.acceptCall) void this.#answerCalls();
-  }
-
-  /** Whether the session has ended. */
-  get isEnded(): boolean {
-    return this.#endError !== undefined;
   }
 
   /** The client's view of its own rooms (§6.5), sorted. */
@@ -299,12 +284,7 @@ export class Session {
   }
 
   stats(): Stats {
-    return {
-      ...this.#counters,
-      emitQueueDepth: this.#q.length / 3,
-      overflowDropped: this.#ring.overflowDropped,
-      staleDropped: this.#ring.staleDropped,
-    };
+    return { ...this.#counters, emitQueueDepth: this.#q.length / 3 };
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
@@ -347,7 +327,7 @@ export class Session {
       return this.#wake();
     }
     const payload = encodeValue(ev, value) as Uint8Array;
-    if (payload.length === 0) throw protocolError(`'${ev.name}': empty datagram`);
+    if (!payload.length) throw protocolError(`'${ev.name}': empty datagram`);
     const limit = maxDatagramPayload(this.#conn.maxDatagramSize());
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
@@ -389,8 +369,8 @@ export class Session {
       const st = await this.#conn.openEmit();
       const batch = new Uint8Array(emitFlushAt);
       await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
-      while (!this.#endError) {
-        if (this.#q.length === 0 && (!this.#ws || this.#ring.length === 0)) {
+      while (!this.endError) {
+        if (!this.#q.length && (!this.#ws || !this.#ring.length)) {
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
           continue;
         }
@@ -399,7 +379,7 @@ export class Session {
         this.#q = [];
         if (this.#ws) {
           // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()) !== undefined; ) {
+          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()); ) {
             q.push((FrameDatagram << 8) | CodecJson, 0, d);
           }
         }
@@ -409,7 +389,7 @@ export class Session {
           const p = q[j + 2] as string | Uint8Array;
           // The most this frame can take: at most 3 bytes per UTF-16 unit.
           const most = HeaderLen + (typeof p === 'string' ? 3 * p.length : p.length);
-          if (off > 0 && off + most > emitFlushAt) {
+          if (off && off + most > emitFlushAt) {
             await st.write(batch.slice(0, off));
             off = 0;
           }
@@ -423,7 +403,7 @@ export class Session {
           putHeader(batch, off, h >> 8, h & 0xff, q[j + 1] as number, n);
           off += HeaderLen + n;
         }
-        if (off > 0) await st.write(batch.slice(0, off));
+        if (off) await st.write(batch.slice(0, off));
       }
     } catch (e) {
       // A write failing because the session ended fails once the Conn
@@ -443,8 +423,8 @@ export class Session {
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())) !== null; first = false) {
-        if (this.#endError) return;
+      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())); first = false) {
+        if (this.endError) return;
         const t = f.type;
         if (first) {
           if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
@@ -529,7 +509,7 @@ export class Session {
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b !== null && !this.#endError; b = await receive()) {
+      for (let b = await receive(); b && !this.endError; b = await receive()) {
         if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
@@ -565,7 +545,7 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) !== null && !this.#endError; ) {
+    for (let st; (st = await accept().catch(() => null)) && !this.endError; ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
@@ -586,10 +566,11 @@ export class Session {
           RequestTimeout,
         )),
     );
-    let f: Frame | null = null;
+    // The request once read whole; undefined while it is not.
+    let f: Frame | null | undefined;
     try {
       f = await nextFrame(new FrameDecoder(), () => Promise.race([st.read(), late]));
-      if (f === null) return abandon(st); // the stream ended before its first frame
+      if (!f) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
       const ev = this.#contract.byId.get(f.eventId);
       if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
@@ -604,16 +585,16 @@ export class Session {
       // frame (§5.1), a stream reset or cut short, or the session's end
       // leave nothing to answer; after lost framing or a late request
       // nothing more is read.
-      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.#endError) return abandon(st);
+      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
       // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
       const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
-      if (f === null) return st.stop(ResetAborted);
+      if (!f) return st.stop(ResetAborted);
     } finally {
       this.#clock.clearTimeout(timer);
     }
     // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
-    while ((await st.read().catch(() => null)) !== null);
+    while (await st.read().catch(() => null));
   }
 
   // ---- calls ----------------------------------------------------------
@@ -688,7 +669,7 @@ export class Session {
               cause: reason,
               remedy: 'Nothing to do.',
             })
-          : closedBy(this.#endError!),
+          : closedBy(this.endError!),
       );
     };
     // Names why the call ended without its outcome: the session's end
@@ -697,7 +678,7 @@ export class Session {
     // listener or through op, which every call runs first.
     const failed = (e: unknown): TransportError => {
       if (settled) return settled;
-      if (this.#endError) return halt();
+      if (this.endError) return halt();
       // Abandoning the stream fails what waits on its halves later (their
       // rejections are handled on later ticks): this failure comes first.
       if (st) abandon(st);
@@ -724,7 +705,7 @@ export class Session {
       // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
       p.catch(() => {});
       try {
-        if (signal?.aborted || this.#endError) throw halt();
+        if (signal?.aborted || this.endError) throw halt();
         return await Promise.race([p, interrupted]);
       } catch (e) {
         throw await failedAsync(e);
@@ -737,7 +718,7 @@ export class Session {
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
-      await op(this.established);
+      await op(this.ready);
       const s = (st = await op(openCall()));
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
@@ -748,7 +729,7 @@ export class Session {
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })) !== null; ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
@@ -790,9 +771,9 @@ export class Session {
  */
 async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
   let f;
-  while ((f = dec.next()) === undefined) {
+  while (!(f = dec.next())) {
     const chunk = await read();
-    if (chunk === null) return null;
+    if (!chunk) return null;
     dec.push(chunk);
   }
   return f;

@@ -3,11 +3,9 @@
 
 import { protocolError, TransportError } from '../errors.js';
 import { codecKnown, codecName, getU32, putU32, type Codec } from './frame.js';
+import { DatagramHeaderLen, DefaultDatagramSize } from './kinds.js';
 
-/** The fixed overhead of a datagram: codec, event id, origin and sequence (§7.2). */
-export const DatagramHeaderLen = 13;
-/** The effective datagram size when the transport reports none (§7.4). */
-export const DefaultDatagramSize = 1024;
+export { DatagramHeaderLen, DefaultDatagramSize } from './kinds.js';
 
 /** One unreliable-lane message (§7.1). */
 export interface Datagram {
@@ -46,7 +44,7 @@ export function parseDatagram(b: Uint8Array): Datagram | undefined {
   const codec = b[0] as number;
   const eventId = getU32(b, 1);
   if (!codecKnown(codec)) throw new TransportError('WT_UNSUPPORTED_CODEC', `datagram of reserved ${codecName(codec)}`);
-  if (eventId === 0) throw protocolError('datagram of event id 0');
+  if (!eventId) throw protocolError('datagram of event id 0');
   if (b.length === DatagramHeaderLen) throw protocolError('empty datagram');
   return { codec, eventId, origin: getU32(b, 5), seq: getU32(b, 9), payload: b.subarray(DatagramHeaderLen) };
 }

@@ -16,6 +16,10 @@ import {
   FrameHandshake,
   FrameJoin,
   FrameLeave,
+  HeaderLen,
+  MaxCallPayload,
+  MaxPayload,
+  minLength,
 } from './kinds.js';
 
 export * from './kinds.js';
@@ -39,15 +43,6 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 /** Codecs (§5.3). 0x00 and 0x03–0xFF are reserved. */
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
-
-/** The fixed overhead of a frame: 4 length bytes and the 8 header bytes the length counts (§5.1). */
-export const HeaderLen = 12;
-/** The payload cap of every frame type but the call frames (§5.1). */
-export const MaxPayload = 1 << 20;
-/** The payload cap of CALL_REQUEST, CALL_RESPONSE and CALL_ERROR (§5.1). */
-export const MaxCallPayload = 16 << 20;
-/** The smallest Length: 8 header bytes and one payload byte (§5.1). */
-const minLength = 9;
 
 /** Reports whether t is a type §5.2 defines. */
 export function frameTypeKnown(t: number): t is FrameType {
@@ -99,13 +94,13 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
   if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
   const cap = maxPayloadOf(t);
   if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
-  if (reserved !== 0) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
+  if (reserved) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
   if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
   // Control frames always carry codec 0x01 (§5.3): of the known types
   // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
   if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
   // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
-  if ((eventId === 0) === (t === FrameEmit || t === FrameCallRequest)) {
+  if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
     return headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
   }
   return undefined;
@@ -120,9 +115,9 @@ function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARG
  * payload size: the encoder refuses to build a frame a peer must reject.
  */
 export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
-  if (payloadLen === 0) throw protocolError(`${frameTypeName(t)} with no payload`);
+  if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
   const err = checkHeader(t, c, eventId, payloadLen);
-  if (err !== undefined) throw err;
+  if (err) throw err;
 }
 
 /**
@@ -180,20 +175,21 @@ export class FrameDecoder {
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  #owned = false;
+  #owned: boolean | undefined;
   /** The payload length of the frame being read once its header passed; -1 before. */
   #n = -1;
-  #type = 0;
-  #codec = 0;
-  #eventId = 0;
+  // The header of the frame being read: set as it passes, read only after.
+  #type!: number;
+  #codec!: number;
+  #eventId!: number;
   #error: TransportError | undefined;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
     // An empty chunk adds nothing (held bytes may move into a buffer of its own).
-    if (this.#error !== undefined) return;
+    if (this.#error) return;
     const held = this.#end - this.#start;
-    if (held === 0) {
+    if (!held) {
       this.#buf = chunk;
       this.#start = 0;
       this.#end = chunk.length;
@@ -216,7 +212,7 @@ export class FrameDecoder {
 
   /** The next complete frame, or undefined until more bytes arrive. Throws a TransportError on a malformed frame. */
   next(): Frame | undefined {
-    if (this.#error !== undefined) throw this.#error;
+    if (this.#error) throw this.#error;
     const b = this.#buf;
     const held = this.#end - this.#start;
     const at = this.#start;
@@ -229,7 +225,7 @@ export class FrameDecoder {
       const c = b[at + 5] as number;
       const eventId = getU32(b, at + 8);
       const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err !== undefined) return this.#fail(err);
+      if (err) return this.#fail(err);
       this.#type = t;
       this.#codec = c;
       this.#eventId = eventId;

@@ -8,8 +8,7 @@ import { MaxWebSocketReason } from '../codes.js';
 import { cutReason, expect, jsonArray, jsonString, quoteShort, readObject } from './json.js';
 import { utf8Encode } from './utf8.js';
 
-/** The protocol major version this runtime speaks (§4.2). */
-export const ProtocolVersion = 0;
+export { ProtocolVersion } from './kinds.js';
 
 /** An event's delivery guarantee as the contract declares it (§3). */
 export type Lane = 'reliable' | 'unreliable';
@@ -92,7 +91,7 @@ function decodeEvents(raw: unknown): EventEntry[] {
     const event = `event ${quoteShort(name)}`;
     const id = cells[1] as number;
     expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
-    if (id === 0) throw new Error(`${event} has id 0`);
+    if (!id) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], event + ' lane');
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
     if (names.has(name)) throw new Error(`${event} twice`);
@@ -131,7 +130,7 @@ export function compareTables(local: readonly EventEntry[], peer: readonly Event
     } else if (q && q.name !== l.name) {
       reason = `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`;
     }
-    if (reason !== '') throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
+    if (reason) throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
   }
 }
 

@@ -107,6 +107,6 @@ export function cutReason(s: string, n: number): string {
   if (b.length <= n) return s;
   let i = n;
   // Step back over continuation bytes (10xxxxxx) to a character start.
-  while (i > 0 && ((b[i] as number) & 0xc0) === 0x80) i--;
+  while (i && ((b[i] as number) & 0xc0) === 0x80) i--;
   return utf8Decode(b.subarray(0, i));
 }
