@@ -106,13 +106,15 @@ func (e *SessionEnd) Error() string {
 // every open session when it shuts down, on either mapping.
 const ShutdownReason = transport.ShutdownReason
 
-// closeError describes how a session ended, as the error pending operations
-// and Err report: the close code and reason, or, for a lost connection,
-// WT_SESSION_CLOSED (the loss carries no code, §11, and is no WT_NO_ERROR).
+// closeError describes how a session ended, as Err and Wait report it: the
+// close code and reason, or, for a lost connection, WT_NO_ERROR, since no
+// code was received (§11), with a message that says the connection was lost
+// and a SessionEnd whose Lost (and Normal, false) tell it from a close.
+// Pending operations wrap it in WT_SESSION_CLOSED (closedError).
 func closeError(code uint32, reason string, remote, lost bool) *Error {
 	if lost {
 		return &Error{
-			Code:    wire.SessionClosed,
+			Code:    wire.NoError,
 			Message: "the connection was lost: no close arrived (a killed process or a dead path)",
 			Remedy:  "Reconnect.",
 			Err:     &SessionEnd{Lost: true},

@@ -234,8 +234,8 @@ func withRoom[M ~map[K]V, K comparable, V any](m M) M {
 }
 
 // Serve runs one session on conn until it ends and returns how it ended:
-// an *Error with the close code, WT_SESSION_CLOSED for a lost connection
-// (§11), wrapping a *SessionEnd.
+// an *Error with the close code, WT_NO_ERROR for a lost connection (§11:
+// no code was received; its SessionEnd says Lost), wrapping a *SessionEnd.
 // data is what the listener's authorize attached (Peer.Data). It matches
 // transport.SessionHandler: func(c, r, d) { srv.Serve(c, d) }.
 func (srv *Server) Serve(conn transport.Conn, data any) error {

@@ -292,7 +292,8 @@ func serverCloseReachesTheClient(t *testing.T, m mapping) {
 
 // §11 (§3.3: a socket's own close is no session code): a path that dies
 // with no close from either side ends the session as lost, which carries
-// no code: WT_SESSION_CLOSED "the connection was lost", never WT_NO_ERROR.
+// no code: WT_NO_ERROR "the connection was lost" (a SessionEnd that is
+// Lost, not Normal), never a transport's own code.
 func lostConnectionEndsAsLost(t *testing.T, m mapping) {
 	// QUIC reports a silent path only after its idle timeout (a transport
 	// option, not a spec timer): one second here on both ends.
@@ -301,8 +302,13 @@ func lostConnectionEndsAsLost(t *testing.T, m mapping) {
 	cl := s.connect(t, m, target{hostport: via.addr(), idle: idleForLoss})
 	s.nextPeer(t)
 	via.cut()
-	wantErr(t, "the client", ended(t, cl), wire.SessionClosed, "the connection was lost")
-	wantErr(t, "the server", s.nextEnd(t), wire.SessionClosed, "the connection was lost")
+	for side, err := range map[string]error{"the client": ended(t, cl), "the server": s.nextEnd(t)} {
+		wantErr(t, side, err, wire.NoError, "the connection was lost")
+		var end *tio.SessionEnd
+		if !errors.As(err, &end) || !end.Lost || end.Normal() {
+			t.Fatalf("%s: %v wraps %+v, want a lost SessionEnd", side, err, end)
+		}
+	}
 }
 
 // §3.2, §3.3, §10.3, §11: calls exist on WebTransport only. There they
