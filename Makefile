@@ -70,10 +70,17 @@ bench:
 bench-system:
 	$(GO) run ./cmd/tio-bench -scenario all
 
-# The throughput targets (ours ≥ 0.8 of raw), failing when one is missed.
-# Timing on a shared host is noisy, so this runs on demand, not in test.
+# The targets tio-bench can judge against raw in one run, failing when one
+# is missed: emits (WebTransport 64 B ≥ 0.95 and 1 KiB ≥ 0.9 of raw,
+# WebSocket ≥ 0.8), calls (≥ 0.95 of raw, p99 ≤ 1.2 of raw, 1 and 64
+# callers), idle memory (HeapInuse per session ≤ 1.1 of raw on WebTransport,
+# ≤ 1.5 on WebSocket) and sequential WebTransport setup (≥ 0.95 of raw).
+# docs/performance.md records the misses it reports today (one caller's
+# calls/s, setup) and why. Timing on a shared host is noisy, so this runs on
+# demand, not in test.
 bench-targets:
 	$(GO) run ./cmd/tio-bench -scenario wt-emit,ws-emit -runs 15 -check
+	$(GO) run ./cmd/tio-bench -scenario wt-call,wt-idle,ws-idle,wt-setup -runs 5 -check
 
 # The NATS scale-out targets (cross-host p50 ≤ 200 µs, p99 ≤ 2 ms at
 # 10 k broadcasts/s, ≥ 0.5 of raw nats.go saturated, ordinal claim ≤ 20 ms,

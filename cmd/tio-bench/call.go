@@ -172,9 +172,9 @@ func runWTCall(ctx context.Context, cfg config) ([]sample, error) {
 		}
 		note := "ours: Client.Call on a returns event, echo handler; raw: new bidi stream per request, write the same CALL_REQUEST frame + FIN, server echoes it + FIN"
 		out = append(out,
-			sample{Figure: "calls", Concurrency: callers, Unit: "calls/s", Ours: ours.perSec, Raw: raw.perSec, HasRaw: true, Note: note},
+			sample{Figure: "calls", Concurrency: callers, Unit: "calls/s", Ours: ours.perSec, Raw: raw.perSec, HasRaw: true, Target: 0.95, Note: note},
 			sample{Figure: "call p50", Concurrency: callers, Unit: "ms", Lower: true, Ours: ours.p50, Raw: raw.p50, HasRaw: true},
-			sample{Figure: "call p99", Concurrency: callers, Unit: "ms", Lower: true, Ours: ours.p99, Raw: raw.p99, HasRaw: true},
+			sample{Figure: "call p99", Concurrency: callers, Unit: "ms", Lower: true, Ours: ours.p99, Raw: raw.p99, HasRaw: true, Target: 1.2},
 			sample{Figure: "call allocs", Concurrency: callers, Unit: "allocs/call", Lower: true, Ours: ours.allocs, Raw: raw.allocs, HasRaw: true,
 				Note: "heap allocations per call in the whole process (caller, server and both QUIC stacks), runtime.MemStats.Mallocs delta"},
 			sample{Figure: "call CPU", Concurrency: callers, Unit: "µs/call", Lower: true, Ours: ours.cpu, Raw: raw.cpu, HasRaw: true,

@@ -77,6 +77,8 @@ func baselineMissed(f figure) bool {
 		return false
 	case f.Max > 0:
 		return slices.Max(f.RunsRaw) > f.Max
+	case f.Target > 0 && len(f.RunsRaw) > 1 && f.Better == "lower":
+		return slices.Max(f.RunsRaw) > f.Target*slices.Min(f.RunsRaw)
 	case f.Target > 0 && len(f.RunsRaw) > 1:
 		return slices.Min(f.RunsRaw) < f.Target*slices.Max(f.RunsRaw)
 	}
@@ -95,7 +97,7 @@ func describeMiss(f figure) string {
 		}
 		return miss
 	}
-	miss := fmt.Sprintf("%s: ratio %.2f, target %.1f", name, *f.Ratio, f.Target)
+	miss := fmt.Sprintf("%s: ratio %.2f, target %s", name, *f.Ratio, ratioTarget(f))
 	if len(f.RunsRaw) > 1 {
 		miss += fmt.Sprintf(" (raw's runs %s %s)", humans(f.RunsRaw), f.Unit)
 	}

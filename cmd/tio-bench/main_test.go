@@ -232,11 +232,37 @@ func TestCheckFailsOnAMissedTarget(t *testing.T) {
 		{Scenario: "ws-emit", Figure: "emit", Size: 1024, Target: 0.8, Ratio: &half, Met: &missed},
 	}
 	again, err := checkTargets(figs, 1, 1)
-	if again || err == nil || !strings.Contains(err.Error(), "ws-emit emit 1024 B: ratio 0.50, target 0.8") || strings.Contains(err.Error(), "64 B") {
+	if again || err == nil || !strings.Contains(err.Error(), "ws-emit emit 1024 B: ratio 0.50, target ≥0.8") || strings.Contains(err.Error(), "64 B") {
 		t.Fatalf("checkTargets = %v %v, want only the 1024 B figure named", again, err)
 	}
 	if again, err := checkTargets(figs[:1], 1, 1); again || err != nil {
 		t.Fatalf("checkTargets with every target met = %v %v", again, err)
+	}
+}
+
+// A lower-is-better figure with a ratio target (issue 14's call p99 ≤ 1.2
+// of raw) is met at or below it and fails -check above it when raw's runs
+// agree; raw's runs spread by more than the target allows make the miss
+// the host's.
+func TestCheckHoldsALowerFigureToItsRatioTarget(t *testing.T) {
+	run := func(ours, raw float64) []sample {
+		return []sample{{Figure: "call p99", Concurrency: 1, Unit: "ms", Lower: true, Ours: ours, Raw: raw, HasRaw: true, Target: 1.2}}
+	}
+	met := summarize("wt-call", [][]sample{run(1.1, 1), run(1.2, 1), run(1.3, 1)})
+	if met[0].Met == nil || !*met[0].Met {
+		t.Fatalf("figure %+v: want the median ratio 1.2 met", met[0])
+	}
+	missed := summarize("wt-call", [][]sample{run(1.3, 1), run(1.25, 1.05), run(1.4, 1)})
+	if missed[0].Met == nil || *missed[0].Met {
+		t.Fatalf("figure %+v: want the median ratio 1.3 missed", missed[0])
+	}
+	again, err := checkTargets(missed, 1, 3)
+	if again || err == nil || !strings.Contains(err.Error(), "wt-call call p99: ratio 1.30, target ≤1.2") {
+		t.Fatalf("checkTargets = %v %v, want the p99 named as ours' miss", again, err)
+	}
+	noisy := summarize("wt-call", [][]sample{run(1.3, 1), run(2, 1.5), run(1.4, 1)})
+	if again, err := checkTargets(noisy, 1, 3); !again || err == nil || !strings.Contains(err.Error(), "inconclusive") {
+		t.Fatalf("checkTargets = %v %v, want the miss taken as the host's (raw's runs 1 to 1.5)", again, err)
 	}
 }
 
@@ -307,7 +333,7 @@ func TestCheckTellsOursFromHostNoise(t *testing.T) {
 			wantErr: "met them (attempt 1 of 3, load average 0.0): nats-broadcast p50 100 B: 300 µs, at most 200 (raw 150, runs 150)", notInErr: "p99"},
 		{name: "ratio missed, raw steady: ours", attempt: 1,
 			figs:    natsAttempt([5]float64{400, 380, 300e3, 700e3, 120}, [5]float64{500, 450, 320e3, 710e3, 130}, [5]float64{450, 420, 310e3, 690e3, 125}),
-			wantErr: "met them (attempt 1 of 3, load average 0.0): nats-broadcast saturated 1024 B: ratio 0.45, target 0.5 (raw's runs 700.0k 710.0k 690.0k deliveries/s)"},
+			wantErr: "met them (attempt 1 of 3, load average 0.0): nats-broadcast saturated 1024 B: ratio 0.45, target ≥0.5 (raw's runs 700.0k 710.0k 690.0k deliveries/s)"},
 		{name: "ratio missed, raw's runs spread past the target: inconclusive", attempt: 2, wantAgain: true,
 			figs:    natsAttempt([5]float64{400, 380, 300e3, 700e3, 120}, [5]float64{500, 450, 100e3, 300e3, 130}, [5]float64{450, 420, 310e3, 690e3, 125}),
 			wantErr: "attempt 2 of 3 inconclusive"},

@@ -21,7 +21,7 @@ type sample struct {
 	Ours        float64
 	Raw         float64
 	HasRaw      bool
-	Target      float64 // minimum ours/raw, 0 for none
+	Target      float64 // the ratio ours/raw must reach: at least Target, or at most for a Lower figure; 0 for none
 	Max         float64 // the most ours may be, in Unit (a lower-is-better bound); 0 for none
 	Note        string
 	// Values, when set, makes this a peer figure: one value per subject
@@ -113,6 +113,9 @@ func summarize(scenario string, runs [][]sample) []figure {
 				f.Ratio = &ratio
 				if f.Target > 0 {
 					met := ratio >= f.Target
+					if first.Lower {
+						met = ratio <= f.Target
+					}
 					f.Met = &met
 				}
 			}
@@ -203,13 +206,22 @@ func printTable(w io.Writer, all []figure) {
 			if f.Max > 0 {
 				target = fmt.Sprintf("≤%s %s", human(f.Max), verdict)
 			} else {
-				target = fmt.Sprintf("≥%.1f %s", f.Target, verdict)
+				target = fmt.Sprintf("%s %s", ratioTarget(f), verdict)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.Scenario, f.Figure, dash(f.Size), dash(f.Concurrency),
 			human(f.Ours), raw, ratio, target, f.Unit)
 	}
 	tw.Flush()
+}
+
+// ratioTarget is how a figure's ratio target reads: "≥0.95" for a figure
+// where higher is better, "≤1.2" for one where lower is.
+func ratioTarget(f figure) string {
+	if f.Better == "lower" {
+		return fmt.Sprintf("≤%g", f.Target)
+	}
+	return fmt.Sprintf("≥%g", f.Target)
 }
 
 // printPeerTable prints the peer figures: one column per subject, then the
