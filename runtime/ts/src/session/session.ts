@@ -558,19 +558,15 @@ export class Session {
 
   /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
   async #answerCall(st: CallStream): Promise<void> {
-    let timer: unknown;
-    const late = new Promise<never>(
-      (_, reject) =>
-        (timer = this.#clock.setTimeout(
-          () => reject(new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`)),
-          RequestTimeout,
-        )),
-    );
+    const first = nextFrame(new FrameDecoder(), () => st.read());
+    // A read the deadline cut short fails once the stream is stopped below.
+    first.catch(() => {});
     // The request once read whole; undefined while it is not.
     let f: Frame | null | undefined;
     try {
-      f = await nextFrame(new FrameDecoder(), () => Promise.race([st.read(), late]));
-      if (!f) return abandon(st); // the stream ended before its first frame
+      const got = await outcomeWithin(this.#clock, RequestTimeout, first);
+      if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
+      if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
       const ev = this.#contract.byId.get(f.eventId);
       if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
@@ -590,8 +586,6 @@ export class Session {
       const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
       if (!f) return st.stop(ResetAborted);
-    } finally {
-      this.#clock.clearTimeout(timer);
     }
     // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
     while (await st.read().catch(() => null));
