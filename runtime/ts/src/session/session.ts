@@ -433,10 +433,8 @@ export class Session {
           this.#receive(f, false);
         } else if (t === FrameJoin || t === FrameLeave) {
           const room = parseRoom(f.payload);
-          const before = this.#roomSet.size;
-          if (t === FrameJoin) this.#roomSet.add(room);
-          else this.#roomSet.delete(room);
-          if (this.#roomSet.size !== before) this.#onChange();
+          // A change only: joining a room held, or leaving one not held, changes nothing.
+          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) this.#onChange();
         } else if (t === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
         } else {
