@@ -324,7 +324,7 @@ class Run {
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
-  readonly first = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s ? resolve() : reject(e))));
+  readonly first: Promise<void> = this.next(undefined).then(() => {});
   /** The client's loop of this run; resolves once it ended. */
   declare done: Promise<void> | undefined;
 
