@@ -210,7 +210,7 @@ class WebTransportConn implements Conn {
   }
 
   openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter(), undefined));
+    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter()));
   }
 
   acceptEmit(): Promise<ReceiveStream> {
@@ -306,7 +306,7 @@ function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<
 function streamOf(
   c: WebTransportConn,
   w: WritableStreamDefaultWriter<Uint8Array> | undefined,
-  r: ReadableStreamDefaultReader<Uint8Array> | undefined,
+  r?: ReadableStreamDefaultReader<Uint8Array>,
 ): CallStream {
   let reset: StreamResetError | undefined;
   let stopped: StreamResetError | undefined;
