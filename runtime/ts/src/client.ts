@@ -286,14 +286,13 @@ export class Client {
       const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
       // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
-      const wait = err.code === 'WT_UNAUTHORIZED' || !this.#reconnect ? undefined : backoff(this.#reconnect, attempt++);
-      if (wait === undefined) {
+      if (err.code === 'WT_UNAUTHORIZED' || !this.#reconnect) {
         run.settle(undefined, established ? closedBy(err) : err);
         break;
       }
       this.#update({ status: 'connecting' });
       // The stop aborts the run's signal, which ends the wait.
-      if ((await outcomeWithin(this.#clock, wait, never, run.abort.signal)) === 'aborted') break;
+      if ((await outcomeWithin(this.#clock, backoff(this.#reconnect, attempt++), never, run.abort.signal)) === 'aborted') break;
     }
     // Whatever waited for a session has its answer by now: a session, the
     // failure that ended the run, or the stop.
