@@ -603,7 +603,8 @@ export class Session {
     let response: string | Uint8Array | undefined;
     // Any number of responses is accepted (§3.2); the first is the answer.
     for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
-    if (response === undefined) throw protocolError(`'${ev.name}': no response`);
+    // A response's content is never empty (a frame's payload has at least one byte, §5.1).
+    if (!response) throw protocolError(`'${ev.name}': no response`);
     return decodeValue(ev, response, true);
   }
 
