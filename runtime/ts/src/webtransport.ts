@@ -59,20 +59,20 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       // Whatever happens next, neither promise may reject unhandled.
       transport.closed.catch(() => {});
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-      // null once ready; else why not: its error, 'timeout' or 'aborted'.
+      // null once ready; else why not: [its error], 'timeout' or 'aborted'.
       const outcome = await outcomeWithin(
         ctx.clock,
         timeoutMs,
         transport.ready.then(
           () => null,
-          (error: unknown) => ({ error }),
+          (error: unknown) => [error] as const,
         ),
         ctx.signal,
       );
       if (outcome) {
         closeQuietly(transport);
         if (outcome === 'aborted') throw abandoned();
-        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
+        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome[0]);
         // §10.3: whether the origin answers HEAD /.well-known/transport-io
         // over HTTPS within ProbeTimeoutMs. The request never carries the
         // session URL's query. From a page of another origin the answer is
