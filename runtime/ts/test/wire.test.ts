@@ -79,7 +79,7 @@ function decodeAll(b: Uint8Array, chunk: number): { frames: Frame[]; clean: bool
     d.push(b.slice(i, i + chunk));
     for (let f = d.next(); f !== undefined; f = d.next()) frames.push(f);
   }
-  return { frames, clean: d.atBoundary };
+  return { frames, clean: d.empty };
 }
 
 function payloadOf(v: Vectors['frames'][number]): Uint8Array {
@@ -158,7 +158,7 @@ test('§5.1 a header claiming 16 MiB followed by 1 byte holds 64 KiB, not 16 MiB
   d.push(new Uint8Array(1));
   assert.equal(d.next(), undefined);
   assert.ok(d.bufferedBytes <= 64 << 10, `holds ${d.bufferedBytes}`);
-  assert.ok(!d.atBoundary);
+  assert.ok(!d.empty);
 });
 
 test('§5 golden invalid frames carry the code the Go side gives, whole or byte at a time', async (t) => {

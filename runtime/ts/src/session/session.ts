@@ -442,7 +442,7 @@ export class Session {
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
-      if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
+      if (!dec.empty) protocolFault("peer's emit stream ended mid-frame");
     } catch (e) {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
@@ -747,7 +747,7 @@ export class Session {
           s.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
-      if (!dec.atBoundary) throw failed(new Error('stream ended mid-frame'));
+      if (!dec.empty) throw failed(new Error('stream ended mid-frame'));
       finished = true;
       if (!fin) await s.close().catch(() => {}); // the sequence is complete
     } finally {
@@ -760,7 +760,7 @@ export class Session {
 
 /**
  * The next frame of a stream, reading chunks through read as needed; null
- * once the stream ended (dec.atBoundary tells whether between frames).
+ * once the stream ended (dec.empty tells whether between frames).
  */
 async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
   let f;

@@ -247,8 +247,8 @@ export class FrameDecoder {
     throw e;
   }
 
-  /** True when no byte of a partial frame is held: a stream ending now ends cleanly between frames. */
-  get atBoundary(): boolean {
+  /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
+  get empty(): boolean {
     return this.#start === this.#end && this.#n < 0;
   }
 
