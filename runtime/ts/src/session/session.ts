@@ -556,13 +556,12 @@ export class Session {
 
   /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
   async #answerCall(st: CallStream): Promise<void> {
-    const first = nextFrame(new FrameDecoder(), () => st.read());
-    // A read the deadline cut short fails once the stream is stopped below.
-    first.catch(() => {});
     // The request once read whole; undefined while it is not.
     let f: Frame | null | undefined;
     try {
-      const got = await outcomeWithin(this.#clock, RequestTimeout, first);
+      // A read the deadline cut short fails once the stream is stopped
+      // below, which the race has handled.
+      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
       if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
       if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
