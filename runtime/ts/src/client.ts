@@ -3,7 +3,7 @@
 // snapshot for UI bindings (useSyncExternalStore and the like). Each
 // reconnect is a new session: nothing is resumed (§11).
 
-import { SessionCode, type SessionCodeName } from './codes.js';
+import { CloseNoError, SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError, never, outcomeWithin } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
@@ -117,7 +117,7 @@ export class Client {
    * Ends the session with a §10.2 code (WT_NO_ERROR by default) and reason,
    * and stops reconnecting. Resolves once the session has ended.
    */
-  async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
+  async close(code: SessionCodeName | number = CloseNoError, reason = ''): Promise<void> {
     const n = typeof code === 'number' ? code : SessionCode[code];
     if (n === undefined) throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
