@@ -285,8 +285,8 @@ export class Client {
       // A RefusedError has its reason; a WT_UNAUTHORIZED of another kind has none.
       const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
-      // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
-      if (err.code === 'WT_UNAUTHORIZED' || !this.#reconnect) {
+      // A refusal (WT_UNAUTHORIZED) is final (§4): the same request would be refused again.
+      if (refused || !this.#reconnect) {
         run.settle(undefined, established ? closedBy(err) : err);
         break;
       }
