@@ -82,8 +82,8 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
 }
 
 function decodeEvents(raw: unknown): EventEntry[] {
-  const names = new Set<string>();
-  const ids = new Map<number, string>();
+  // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
+  const seen = new Map<string | number, unknown>();
   return jsonArray(raw, "'events'").map((row, i) => {
     const cells = jsonArray(row, `events[${i}]`);
     if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
@@ -94,11 +94,10 @@ function decodeEvents(raw: unknown): EventEntry[] {
     if (!id) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], event + ' lane');
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
-    if (names.has(name)) throw new Error(`${event} twice`);
-    const other = ids.get(id);
+    if (seen.has(name)) throw new Error(`${event} twice`);
+    const other = seen.get(id) as string | undefined;
     if (other !== undefined) throw new Error(`${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
-    names.add(name);
-    ids.set(id, name);
+    seen.set(name, id).set(id, name);
     return { name, id, lane };
   });
 }
