@@ -112,16 +112,13 @@ function decodeEvents(raw: unknown): EventEntry[] {
  * the local table is reported, lane before id.
  */
 export function compareTables(local: readonly EventEntry[], peer: readonly EventEntry[]): void {
-  const byName = new Map<string, EventEntry>();
-  const byId = new Map<number, EventEntry>();
-  for (const p of peer) {
-    byName.set(p.name, p);
-    byId.set(p.id, p);
-  }
+  // The peer's events by name and by id: a Map's string and number keys never meet.
+  const peers = new Map<string | number, EventEntry>();
+  for (const p of peer) peers.set(p.name, p).set(p.id, p);
   for (const l of sortedByName(local)) {
     let reason = '';
-    const p = byName.get(l.name);
-    const q = byId.get(l.id);
+    const p = peers.get(l.name);
+    const q = peers.get(l.id);
     if (p && p.lane !== l.lane) {
       reason = `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`;
     } else if (p && p.id !== l.id) {
