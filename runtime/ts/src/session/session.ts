@@ -492,13 +492,11 @@ export class Session {
       try {
         h(value);
       } catch (e) {
-        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') {
-          this.#counters.validationDropped++;
-          continue;
-        }
-        // The application's own failure: reported as an uncaught error
-        // would be, without stopping the session's reader.
-        reportError(e);
+        // A typed handler's refusal of the value is counted; the
+        // application's own failure is reported as an uncaught error would
+        // be, without stopping the session's reader.
+        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') this.#counters.validationDropped++;
+        else reportError(e);
       }
     }
   }
