@@ -224,8 +224,9 @@ export class Client {
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
     const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
-    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array.
-    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze([...next.rooms]);
+    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array;
+    // other rooms freeze the array given, which a session's rooms() built for this update alone.
+    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze(next.rooms);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     // The listeners are the application's code: one that throws is reported
