@@ -423,10 +423,11 @@ export class Session {
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())); first = false) {
+      for (let f; (f = await nextFrame(dec, () => rs.read())); ) {
         if (this.endError) return;
         const t = f.type;
-        if (first) {
+        // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
+        if (this.#hsAccepted === undefined) {
           if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
           this.#acceptHandshake(f.payload);
         } else if (t === FrameEmit) {
@@ -459,7 +460,6 @@ export class Session {
     }
     compareTables(this.#contract.table, h.events);
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    if (this.#hsAccepted !== undefined) return;
     this.#hsAccepted = true;
     this.#resolveEstablished();
     this.#onChange();
