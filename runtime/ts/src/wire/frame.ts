@@ -70,12 +70,6 @@ function hex2(n: number): string {
   return n.toString(16).padStart(2, '0');
 }
 
-/** The largest payload a frame of type t may carry (§5.1): 16 MiB on the call frames, 1 MiB otherwise. */
-export function maxPayloadOf(t: number): number {
-  // The call frames are 0x03–0x05 (§5.2).
-  return t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
-}
-
 /** One decoded stream frame. */
 export interface Frame {
   readonly type: FrameType;
@@ -92,7 +86,8 @@ export interface Frame {
 function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
   // The valid case allocates nothing: a message is built only for a fault.
   if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
-  const cap = maxPayloadOf(t);
+  // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
+  const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
   if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
   if (reserved) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
   if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
