@@ -246,9 +246,4 @@ export class FrameDecoder {
   get empty(): boolean {
     return this.#start === this.#end && this.#n < 0;
   }
-
-  /** Bytes held: the buffer of the frame being read and of any bytes after it. */
-  get bufferedBytes(): number {
-    return this.#owned ? this.#buf.length : this.#end - this.#start;
-  }
 }
