@@ -203,12 +203,6 @@ export class Session {
   // the buffer it writes. The writer takes the array whole, so the queue is
   // free for new emits while it writes.
   #q: Array<number | string | Uint8Array> = [];
-  /**
-   * Wakes the writer waiting for frames: the resolver of the promise it
-   * last awaited. Called for every frame queued; once the writer woke,
-   * calling it again does nothing (a promise settles once), so it is never
-   * cleared, and the writer looks at the queue before it waits again.
-   */
   #wakeWriter: (() => void) | undefined;
 
   readonly #ring: DatagramRing;
@@ -248,7 +242,7 @@ export class Session {
       this.#rejectEstablished(err);
       this.#q = [];
       this.#ring.clear();
-      this.#wakeWriter?.();
+      this.#wake();
       for (const l of [...this.#endListeners]) l();
       this.#endListeners.clear();
       this.#onChange();
@@ -330,7 +324,7 @@ export class Session {
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
       this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
-      return this.#wakeWriter?.();
+      return this.#wake();
     }
     const payload = encodeValue(ev, value) as Uint8Array;
     if (!payload.length) throw protocolError(`'${ev.name}': empty datagram`);
@@ -346,13 +340,19 @@ export class Session {
     // The ring holds what the transport (§9) or the WebSocket mapping's
     // emit lane (§3.3) cannot take yet; either takes from it as it has room.
     this.#ring.push(b);
-    if (this.#ws) this.#wakeWriter?.();
+    if (this.#ws) this.#wake();
     else
       try {
         this.#conn.sendDatagram?.(this.#ring);
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
+  }
+
+  #wake(): void {
+    // Resolving runs the writer later, so it never sees the old resolver.
+    this.#wakeWriter?.();
+    this.#wakeWriter = undefined;
   }
 
   /**
