@@ -160,8 +160,11 @@ export function getU32(b: Uint8Array, off: number): number {
  * event id rule. The caller calls next() until it returns undefined after
  * every push, so the decoder holds at most what arrived of one frame (within
  * its type's cap) plus the rest of the last chunk. Errors are sticky: once
- * next() throws, the frame boundaries are lost and it keeps throwing. Which
- * frame may appear on which stream is the caller's concern.
+ * next() throws, the frame boundaries are lost, it keeps throwing and takes
+ * no more bytes; what it held stays with it (a header is judged before its
+ * payload is buffered, so at most what arrived since the last whole frame),
+ * and the engine drops a decoder that threw. Which frame may appear on
+ * which stream is the caller's concern.
  */
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
@@ -214,13 +217,13 @@ export class FrameDecoder {
     if (this.#n < 0) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
-      if (length < minLength) return this.#fail(protocolError(`frame length ${length}, under ${minLength}`));
+      if (length < minLength) throw (this.#error = protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
       const t = b[at + 4] as number;
       const c = b[at + 5] as number;
       const eventId = getU32(b, at + 8);
       const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err) return this.#fail(err);
+      if (err) throw (this.#error = err);
       this.#type = t;
       this.#codec = c;
       this.#eventId = eventId;
@@ -233,13 +236,6 @@ export class FrameDecoder {
     this.#start += n;
     this.#n = -1;
     return { type: this.#type as FrameType, codec: this.#codec as Codec, eventId: this.#eventId, payload: b.subarray(at, at + n) };
-  }
-
-  #fail(e: TransportError): never {
-    this.#error = e;
-    this.#buf = new Uint8Array(0);
-    this.#start = this.#end = 0;
-    throw e;
   }
 
   /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
