@@ -541,7 +541,9 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) && !this.endError; ) {
+    // Until the Conn gives null, which it does once the session ended: a
+    // stream it gave as the session ended is abandoned when its answer fails.
+    for (let st; (st = await accept().catch(() => null)); ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
