@@ -215,10 +215,8 @@ class WebTransportConn implements Conn {
 
   acceptEmit(): Promise<ReceiveStream> {
     return this.#op("accepting emit stream", async () => {
-      const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
-      const next = await incoming.read();
       // The peer opens exactly one (§3.1); any other waits unread.
-      incoming.releaseLock();
+      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
       if (next.done) throw new Error('no stream');
       return streamOf(this, undefined, next.value.getReader());
     });
