@@ -692,13 +692,13 @@ export class Session {
     };
     // What a transport operation on the call gives (the handshake's arrival,
     // its stream's opening, a read), or the call's failure first; throws at
-    // once when the caller already aborted or the session ended.
-    const op = async <T>(p: Promise<T>): Promise<T> => {
-      // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
-      p.catch(() => {});
+    // once, starting nothing, when the caller already aborted or the
+    // session ended (so an aborted call opens no stream it would not use).
+    const op = async <T>(start: () => Promise<T>): Promise<T> => {
       try {
         if (signal?.aborted || this.endError) throw halt();
-        return await Promise.race([p, interrupted]);
+        // Started only now, and raced: its later rejection is handled.
+        return await Promise.race([start(), interrupted]);
       } catch (e) {
         throw await failedAsync(e);
       }
@@ -710,8 +710,8 @@ export class Session {
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
-      await op(this.ready);
-      const s = (st = await op(openCall()));
+      await op(() => this.ready);
+      const s = (st = await op(openCall));
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
@@ -721,7 +721,7 @@ export class Session {
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })); ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => s.read())).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
