@@ -3,7 +3,7 @@
 // snapshot for UI bindings (useSyncExternalStore and the like). Each
 // reconnect is a new session: nothing is resumed (§11).
 
-import { SessionCode, type SessionCodeName } from './codes.js';
+import { CloseNoError, SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError, never, outcomeWithin } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
@@ -117,7 +117,7 @@ export class Client {
    * Ends the session with a §10.2 code (WT_NO_ERROR by default) and reason,
    * and stops reconnecting. Resolves once the session has ended.
    */
-  async close(code: SessionCodeName | number = 'WT_NO_ERROR', reason = ''): Promise<void> {
+  async close(code: SessionCodeName | number = CloseNoError, reason = ''): Promise<void> {
     const n = typeof code === 'number' ? code : SessionCode[code];
     if (n === undefined) throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
@@ -224,8 +224,9 @@ export class Client {
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
     const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
-    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array.
-    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze([...next.rooms]);
+    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array;
+    // other rooms freeze the array given, which a session's rooms() built for this update alone.
+    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze(next.rooms);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     // The listeners are the application's code: one that throws is reported
@@ -285,15 +286,14 @@ export class Client {
       // A RefusedError has its reason; a WT_UNAUTHORIZED of another kind has none.
       const refused = err.code === 'WT_UNAUTHORIZED' ? { reason: (err as Partial<RefusedError>).reason ?? '' } : null;
       this.#update({ lastError: err, refused });
-      // WT_UNAUTHORIZED is final (§4): the same request would be refused again.
-      const wait = err.code === 'WT_UNAUTHORIZED' || !this.#reconnect ? undefined : backoff(this.#reconnect, attempt++);
-      if (wait === undefined) {
+      // A refusal (WT_UNAUTHORIZED) is final (§4): the same request would be refused again.
+      if (refused || !this.#reconnect) {
         run.settle(undefined, established ? closedBy(err) : err);
         break;
       }
       this.#update({ status: 'connecting' });
       // The stop aborts the run's signal, which ends the wait.
-      if ((await outcomeWithin(this.#clock, wait, never, run.abort.signal)) === 'aborted') break;
+      if ((await outcomeWithin(this.#clock, backoff(this.#reconnect, attempt++), never, run.abort.signal)) === 'aborted') break;
     }
     // Whatever waited for a session has its answer by now: a session, the
     // failure that ended the run, or the stop.
@@ -324,7 +324,7 @@ class Run {
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
-  readonly first = new Promise<void>((resolve, reject) => this.#waiters.add((s, e) => (s ? resolve() : reject(e))));
+  readonly first: Promise<void> = this.next(undefined).then(() => {});
   /** The client's loop of this run; resolves once it ended. */
   declare done: Promise<void> | undefined;
 

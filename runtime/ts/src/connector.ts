@@ -73,20 +73,11 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
 }
 
 /**
- * Waits on clock for at most ms, or until p settles; reports whether p
- * settled first, or what other resolved with if it came first.
+ * Waits on clock for at most ms, or until p resolves (a Conn's closed or a
+ * session's ended: neither rejects); reports whether p resolved first, or
+ * what other resolved with if it came first.
  */
 export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = never): Promise<boolean | T> {
-  const first = await outcomeWithin(
-    clock,
-    ms,
-    Promise.race([
-      p.then(
-        () => true,
-        () => true,
-      ),
-      other,
-    ]),
-  );
+  const first = await outcomeWithin(clock, ms, Promise.race([p.then(() => true), other]));
   return first !== 'timeout' && (first as boolean | T);
 }

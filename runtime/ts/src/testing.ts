@@ -454,7 +454,7 @@ class FrameReader {
       if (f !== undefined) return f;
       const c = await this.rs.read();
       if (c === null) {
-        if (!this.dec.atBoundary) throw new TransportError('WT_PROTOCOL_ERROR', 'the stream ended inside a frame (§5)');
+        if (!this.dec.empty) throw new TransportError('WT_PROTOCOL_ERROR', 'the stream ended inside a frame (§5)');
         return null;
       }
       this.chunks++;

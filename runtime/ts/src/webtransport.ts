@@ -59,20 +59,20 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       // Whatever happens next, neither promise may reject unhandled.
       transport.closed.catch(() => {});
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-      // null once ready; else why not: its error, 'timeout' or 'aborted'.
+      // null once ready; else why not: [its error], 'timeout' or 'aborted'.
       const outcome = await outcomeWithin(
         ctx.clock,
         timeoutMs,
         transport.ready.then(
           () => null,
-          (error: unknown) => ({ error }),
+          (error: unknown) => [error] as const,
         ),
         ctx.signal,
       );
       if (outcome) {
         closeQuietly(transport);
         if (outcome === 'aborted') throw abandoned();
-        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome.error);
+        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome[0]);
         // §10.3: whether the origin answers HEAD /.well-known/transport-io
         // over HTTPS within ProbeTimeoutMs. The request never carries the
         // session URL's query. From a page of another origin the answer is
@@ -210,15 +210,13 @@ class WebTransportConn implements Conn {
   }
 
   openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter(), undefined));
+    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter()));
   }
 
   acceptEmit(): Promise<ReceiveStream> {
     return this.#op("accepting emit stream", async () => {
-      const incoming = this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>;
-      const next = await incoming.read();
       // The peer opens exactly one (§3.1); any other waits unread.
-      incoming.releaseLock();
+      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
       if (next.done) throw new Error('no stream');
       return streamOf(this, undefined, next.value.getReader());
     });
@@ -306,7 +304,7 @@ function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<
 function streamOf(
   c: WebTransportConn,
   w: WritableStreamDefaultWriter<Uint8Array> | undefined,
-  r: ReadableStreamDefaultReader<Uint8Array> | undefined,
+  r?: ReadableStreamDefaultReader<Uint8Array>,
 ): CallStream {
   let reset: StreamResetError | undefined;
   let stopped: StreamResetError | undefined;

@@ -214,12 +214,18 @@ test('§7.3 the gate holds a bounded number of pairs, evicting the least recentl
   assert.ok(g.accept(1, 1, 5));
   assert.ok(g.accept(2, 1, 5));
   assert.ok(g.accept(3, 1, 5));
-  assert.ok(!g.accept(1, 1, 5)); // 1 is now the most recent
-  assert.ok(g.accept(4, 1, 5)); // evicts 2
-  assert.equal(g.evicted, 1);
-  assert.ok(g.accept(2, 1, 5), 'an evicted pair is accepted once more');
-  assert.ok(!g.accept(1, 1, 4));
-  assert.equal(g.pairs, 3);
+  assert.ok(!g.accept(1, 1, 5)); // 1 is now the most recent: 2, 3, 1
+  assert.ok(g.accept(4, 1, 5)); // evicts 2: 3, 1, 4
+  assert.ok(g.accept(2, 1, 5), 'an evicted pair is accepted once more'); // evicts 3: 1, 4, 2
+  assert.ok(!g.accept(1, 1, 4)); // 4, 2, 1
+  // Three pairs are held at once: each still refuses its last sequence.
+  assert.ok(!g.accept(4, 1, 5)); // 2, 1, 4
+  assert.ok(!g.accept(2, 1, 5)); // 1, 4, 2
+  assert.ok(!g.accept(1, 1, 5)); // 4, 2, 1
+  // A fourth evicts the least recently seen (4), and only it.
+  assert.ok(g.accept(3, 1, 5), 'the pair evicted before is accepted once more'); // evicts 4: 2, 1, 3
+  assert.ok(!g.accept(2, 1, 5)); // 1, 3, 2
+  assert.ok(g.accept(4, 1, 5), 'the least recently seen was evicted');
   // Origins above 2^21 keep distinct state (the pair does not fit one JS number).
   const big = new SequenceGate(clock);
   assert.ok(big.accept(0xffffffff, 1, 2));

@@ -22,17 +22,10 @@ export class SequenceGate {
   readonly #pairs = new Map<string, Entry>();
   readonly #clock: Clock;
   readonly #capacity: number;
-  /** Pairs dropped because the gate was full (not the ones that expired). */
-  evicted = 0;
 
   constructor(clock: Clock, capacity = GateCapacity) {
     this.#clock = clock;
     this.#capacity = capacity;
-  }
-
-  /** Pairs held now, expired ones included until the next accept sweeps them. */
-  get pairs(): number {
-    return this.#pairs.size;
   }
 
   /**
@@ -58,7 +51,6 @@ export class SequenceGate {
     }
     if (pairs.size >= this.#capacity) {
       pairs.delete(pairs.keys().next().value as string);
-      this.evicted++;
     }
     pairs.set(key, { seq, seen: now });
     return true;

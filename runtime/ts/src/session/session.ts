@@ -423,20 +423,19 @@ export class Session {
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let f, first = true; (f = await nextFrame(dec, () => rs.read())); first = false) {
+      for (let f; (f = await nextFrame(dec, () => rs.read())); ) {
         if (this.endError) return;
         const t = f.type;
-        if (first) {
+        // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
+        if (this.#hsAccepted === undefined) {
           if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
           this.#acceptHandshake(f.payload);
         } else if (t === FrameEmit) {
           this.#receive(f, false);
         } else if (t === FrameJoin || t === FrameLeave) {
           const room = parseRoom(f.payload);
-          const before = this.#roomSet.size;
-          if (t === FrameJoin) this.#roomSet.add(room);
-          else this.#roomSet.delete(room);
-          if (this.#roomSet.size !== before) this.#onChange();
+          // A change only: joining a room held, or leaving one not held, changes nothing.
+          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) this.#onChange();
         } else if (t === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
         } else {
@@ -444,7 +443,7 @@ export class Session {
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
-      if (!dec.atBoundary) protocolFault("peer's emit stream ended mid-frame");
+      if (!dec.empty) protocolFault("peer's emit stream ended mid-frame");
     } catch (e) {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
@@ -461,7 +460,6 @@ export class Session {
     }
     compareTables(this.#contract.table, h.events);
     // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    if (this.#hsAccepted !== undefined) return;
     this.#hsAccepted = true;
     this.#resolveEstablished();
     this.#onChange();
@@ -494,13 +492,11 @@ export class Session {
       try {
         h(value);
       } catch (e) {
-        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') {
-          this.#counters.validationDropped++;
-          continue;
-        }
-        // The application's own failure: reported as an uncaught error
-        // would be, without stopping the session's reader.
-        reportError(e);
+        // A typed handler's refusal of the value is counted; the
+        // application's own failure is reported as an uncaught error would
+        // be, without stopping the session's reader.
+        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') this.#counters.validationDropped++;
+        else reportError(e);
       }
     }
   }
@@ -545,7 +541,9 @@ export class Session {
   async #answerCalls(): Promise<void> {
     const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
-    for (let st; (st = await accept().catch(() => null)) && !this.endError; ) {
+    // Until the Conn gives null, which it does once the session ended: a
+    // stream it gave as the session ended is abandoned when its answer fails.
+    for (let st; (st = await accept().catch(() => null)); ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
@@ -558,19 +556,14 @@ export class Session {
 
   /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
   async #answerCall(st: CallStream): Promise<void> {
-    let timer: unknown;
-    const late = new Promise<never>(
-      (_, reject) =>
-        (timer = this.#clock.setTimeout(
-          () => reject(new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`)),
-          RequestTimeout,
-        )),
-    );
     // The request once read whole; undefined while it is not.
     let f: Frame | null | undefined;
     try {
-      f = await nextFrame(new FrameDecoder(), () => Promise.race([st.read(), late]));
-      if (!f) return abandon(st); // the stream ended before its first frame
+      // A read the deadline cut short fails once the stream is stopped
+      // below, which the race has handled.
+      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
+      if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
+      if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
       const ev = this.#contract.byId.get(f.eventId);
       if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
@@ -590,8 +583,6 @@ export class Session {
       const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
       Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
       if (!f) return st.stop(ResetAborted);
-    } finally {
-      this.#clock.clearTimeout(timer);
     }
     // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
     while (await st.read().catch(() => null));
@@ -611,7 +602,8 @@ export class Session {
     let response: string | Uint8Array | undefined;
     // Any number of responses is accepted (§3.2); the first is the answer.
     for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
-    if (response === undefined) throw protocolError(`'${ev.name}': no response`);
+    // A response's content is never empty (a frame's payload has at least one byte, §5.1).
+    if (!response) throw protocolError(`'${ev.name}': no response`);
     return decodeValue(ev, response, true);
   }
 
@@ -700,13 +692,13 @@ export class Session {
     };
     // What a transport operation on the call gives (the handshake's arrival,
     // its stream's opening, a read), or the call's failure first; throws at
-    // once when the caller already aborted or the session ended.
-    const op = async <T>(p: Promise<T>): Promise<T> => {
-      // The transport's promise settles later whatever happens here: never leave its rejection unhandled.
-      p.catch(() => {});
+    // once, starting nothing, when the caller already aborted or the
+    // session ended (so an aborted call opens no stream it would not use).
+    const op = async <T>(start: () => Promise<T>): Promise<T> => {
       try {
         if (signal?.aborted || this.endError) throw halt();
-        return await Promise.race([p, interrupted]);
+        // Started only now, and raced: its later rejection is handled.
+        return await Promise.race([start(), interrupted]);
       } catch (e) {
         throw await failedAsync(e);
       }
@@ -718,8 +710,8 @@ export class Session {
     let finished = false;
     try {
       // A call made before the server's handshake arrived waits for it.
-      await op(this.ready);
-      const s = (st = await op(openCall()));
+      await op(() => this.ready);
+      const s = (st = await op(openCall));
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
@@ -729,7 +721,7 @@ export class Session {
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(s.read())).catch((e: unknown) => { throw failed(e); })); ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => s.read())).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
@@ -754,7 +746,7 @@ export class Session {
           s.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
-      if (!dec.atBoundary) throw failed(new Error('stream ended mid-frame'));
+      if (!dec.empty) throw failed(new Error('stream ended mid-frame'));
       finished = true;
       if (!fin) await s.close().catch(() => {}); // the sequence is complete
     } finally {
@@ -767,7 +759,7 @@ export class Session {
 
 /**
  * The next frame of a stream, reading chunks through read as needed; null
- * once the stream ended (dec.atBoundary tells whether between frames).
+ * once the stream ended (dec.empty tells whether between frames).
  */
 async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
   let f;

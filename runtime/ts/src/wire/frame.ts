@@ -70,12 +70,6 @@ function hex2(n: number): string {
   return n.toString(16).padStart(2, '0');
 }
 
-/** The largest payload a frame of type t may carry (§5.1): 16 MiB on the call frames, 1 MiB otherwise. */
-export function maxPayloadOf(t: number): number {
-  // The call frames are 0x03–0x05 (§5.2).
-  return t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
-}
-
 /** One decoded stream frame. */
 export interface Frame {
   readonly type: FrameType;
@@ -92,7 +86,8 @@ export interface Frame {
 function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
   // The valid case allocates nothing: a message is built only for a fault.
   if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
-  const cap = maxPayloadOf(t);
+  // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
+  const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
   if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
   if (reserved) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
   if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
@@ -165,8 +160,11 @@ export function getU32(b: Uint8Array, off: number): number {
  * event id rule. The caller calls next() until it returns undefined after
  * every push, so the decoder holds at most what arrived of one frame (within
  * its type's cap) plus the rest of the last chunk. Errors are sticky: once
- * next() throws, the frame boundaries are lost and it keeps throwing. Which
- * frame may appear on which stream is the caller's concern.
+ * next() throws, the frame boundaries are lost, it keeps throwing and takes
+ * no more bytes; what it held stays with it (a header is judged before its
+ * payload is buffered, so at most what arrived since the last whole frame),
+ * and the engine drops a decoder that threw. Which frame may appear on
+ * which stream is the caller's concern.
  */
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
@@ -219,13 +217,13 @@ export class FrameDecoder {
     if (this.#n < 0) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
-      if (length < minLength) return this.#fail(protocolError(`frame length ${length}, under ${minLength}`));
+      if (length < minLength) throw (this.#error = protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
       const t = b[at + 4] as number;
       const c = b[at + 5] as number;
       const eventId = getU32(b, at + 8);
       const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err) return this.#fail(err);
+      if (err) throw (this.#error = err);
       this.#type = t;
       this.#codec = c;
       this.#eventId = eventId;
@@ -240,20 +238,8 @@ export class FrameDecoder {
     return { type: this.#type as FrameType, codec: this.#codec as Codec, eventId: this.#eventId, payload: b.subarray(at, at + n) };
   }
 
-  #fail(e: TransportError): never {
-    this.#error = e;
-    this.#buf = new Uint8Array(0);
-    this.#start = this.#end = 0;
-    throw e;
-  }
-
-  /** True when no byte of a partial frame is held: a stream ending now ends cleanly between frames. */
-  get atBoundary(): boolean {
+  /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
+  get empty(): boolean {
     return this.#start === this.#end && this.#n < 0;
-  }
-
-  /** Bytes held: the buffer of the frame being read and of any bytes after it. */
-  get bufferedBytes(): number {
-    return this.#owned ? this.#buf.length : this.#end - this.#start;
   }
 }

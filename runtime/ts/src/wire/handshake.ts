@@ -82,8 +82,8 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
 }
 
 function decodeEvents(raw: unknown): EventEntry[] {
-  const names = new Set<string>();
-  const ids = new Map<number, string>();
+  // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
+  const seen = new Map<string | number, unknown>();
   return jsonArray(raw, "'events'").map((row, i) => {
     const cells = jsonArray(row, `events[${i}]`);
     if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
@@ -94,11 +94,10 @@ function decodeEvents(raw: unknown): EventEntry[] {
     if (!id) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], event + ' lane');
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
-    if (names.has(name)) throw new Error(`${event} twice`);
-    const other = ids.get(id);
+    if (seen.has(name)) throw new Error(`${event} twice`);
+    const other = seen.get(id) as string | undefined;
     if (other !== undefined) throw new Error(`${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
-    names.add(name);
-    ids.set(id, name);
+    seen.set(name, id).set(id, name);
     return { name, id, lane };
   });
 }
@@ -113,16 +112,13 @@ function decodeEvents(raw: unknown): EventEntry[] {
  * the local table is reported, lane before id.
  */
 export function compareTables(local: readonly EventEntry[], peer: readonly EventEntry[]): void {
-  const byName = new Map<string, EventEntry>();
-  const byId = new Map<number, EventEntry>();
-  for (const p of peer) {
-    byName.set(p.name, p);
-    byId.set(p.id, p);
-  }
+  // The peer's events by name and by id: a Map's string and number keys never meet.
+  const peers = new Map<string | number, EventEntry>();
+  for (const p of peer) peers.set(p.name, p).set(p.id, p);
   for (const l of sortedByName(local)) {
     let reason = '';
-    const p = byName.get(l.name);
-    const q = byId.get(l.id);
+    const p = peers.get(l.name);
+    const q = peers.get(l.id);
     if (p && p.lane !== l.lane) {
       reason = `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`;
     } else if (p && p.id !== l.id) {

@@ -30,7 +30,7 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   } catch {
     throw new Error('not JSON');
   }
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not an object');
+  if (typeof o !== 'object' || !o || Array.isArray(o)) throw new Error('not an object');
   const seen = new Set<string>();
   let integral = true;
   let depth = 0;
@@ -78,7 +78,7 @@ export function readObject<T>(b: Uint8Array, what: string, fields: Record<string
 /** v as a T when ok; else throws "<what> is <the value>, not <want>". */
 export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
   if (ok) return v as T;
-  const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v !== null ? '{…}' : String(JSON.stringify(v));
+  const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v ? '{…}' : String(JSON.stringify(v));
   throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 

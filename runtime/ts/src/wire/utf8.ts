@@ -7,7 +7,9 @@ const encoder = new TextEncoder();
 // whitespace, so the text is no JSON, as the Go runtime reads it.
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export const utf8Encode = (s: string): Uint8Array => encoder.encode(s);
+export function utf8Encode(s: string): Uint8Array {
+  return encoder.encode(s);
+}
 
 /**
  * Writes the UTF-8 of s at b[off], which has room for 3 bytes per UTF-16
