@@ -162,7 +162,7 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&cfg.peer.flushDelay, "flush-delay", 0, "peer-fanout*: the tiogen servers' Options.EmitFlushDelay (0: write at once, the default)")
 	fs.StringVar(&cfg.peer.serverProfile, "server-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of each server child's rounds (<prefix>-<subject>-burst-<pid>.pprof and -paced-<pid>.pprof, one pair per run)")
 	fs.StringVar(&cfg.peer.membersProfile, "members-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of the members' process (this one, Go subjects only) over each round (<prefix>-<subject>-burst-<n>.pprof and -paced-<n>.pprof, n counting the subjects measured); not with -cpuprofile")
-	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
+	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", ")+"; peer-fanout also takes the crossed subjects, which \"all\" leaves out: \""+subTioWTLean+"\" (tiogen WT's server, raw WT's members speaking the §4 handshake) and \""+subRawWTTio+"\" (raw WT's server opening each stream with a §4 handshake, tiogen WT's members)")
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	traceFile := fs.String("trace", "", "write an execution trace of the whole run to this file (go tool trace); wt-call marks each measurement with a region named after its subject and callers")

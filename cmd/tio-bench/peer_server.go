@@ -158,6 +158,8 @@ var fanoutTargets = map[string]func() (*fanoutTarget, error){
 	subRawWT:      rawWTTarget,
 	subRawWS:      rawWSTarget,
 	subCentrifuge: centrifugeTarget,
+	subTioWTLean:  tioWTTarget,
+	subRawWTTio:   func() (*fanoutTarget, error) { return wtHubTarget(true) },
 }
 
 // runPeerServerChild is the child's main when peerServerEnv names a subject.
@@ -347,12 +349,30 @@ func rawFrame(hub *rawHub) func([]byte) error {
 // rawWTTarget: plain webtransport-go, a uni stream per session fed by the
 // same hub as the raw WebSocket program (a writer goroutine and a
 // 256-message channel per member, one Write per message).
-func rawWTTarget() (*fanoutTarget, error) {
+func rawWTTarget() (*fanoutTarget, error) { return wtHubTarget(false) }
+
+// wtHubTarget is rawWTTarget; with handshake, each stream starts with the
+// bench contract's §4 frame 0, which is all tiogen's clients need of a
+// server to take its EMIT frames (raw WT tio). Their own emit streams are
+// never read.
+func wtHubTarget(handshake bool) (*fanoutTarget, error) {
+	var hs []byte
+	if handshake {
+		var err error
+		if hs, err = handshakeFrame(); err != nil {
+			return nil, err
+		}
+	}
 	hub := &rawHub{done: make(chan struct{})}
 	r, err := startRawWT(func(sess *wt.Session) {
 		str, err := sess.OpenUniStreamSync(sess.Context())
 		if err != nil {
 			return
+		}
+		if hs != nil {
+			if _, err := str.Write(hs); err != nil {
+				return
+			}
 		}
 		out := make(chan []byte, 256)
 		hub.mu.Lock()

@@ -24,6 +24,27 @@ const (
 
 var subjectOrder = []string{subTioWT, subTioWS, subRawWT, subRawWS, subCentrifuge, subSocketIO}
 
+// The crossed subjects of peer-fanout, each one subject's server with the
+// other's members, so that a difference between tiogen WT and raw WT can be
+// put on the server or on the members. -peers names them; "all" leaves them
+// out, and the other peer scenarios skip them.
+const (
+	// tiogen WT's server; raw WT's members, with the §4 handshake.
+	subTioWTLean = "tiogen WT lean"
+	// raw WT's server, each stream opened by a §4 handshake; tiogen WT's
+	// members.
+	subRawWTTio = "raw WT tio"
+)
+
+var crossedSubjects = []string{subTioWTLean, subRawWTTio}
+
+// crossedRatios are the crossed subjects' ratios: a server against the
+// other with the same members, and members against the others with the
+// same server.
+var crossedRatios = [][2]string{
+	{subTioWTLean, subRawWT}, {subTioWT, subRawWTTio}, {subTioWT, subTioWTLean}, {subRawWTTio, subRawWT},
+}
+
 // ratioPairs are the ratios a peer figure prints: each tiogen mapping
 // against its raw transport and against each peer.
 var ratioPairs = [][2]string{
@@ -41,6 +62,10 @@ func shortSubject(s string) string {
 		return "cf"
 	case subSocketIO:
 		return "sio"
+	case subTioWTLean:
+		return "WTlean"
+	case subRawWTTio:
+		return "rawWTtio"
 	}
 	return strings.ReplaceAll(s, " ", "")
 }
@@ -86,8 +111,8 @@ func parseSubjects(s string, warn func(string)) ([]string, string, error) {
 	} else {
 		for name := range strings.SplitSeq(s, ",") {
 			name = strings.TrimSpace(name)
-			if !slices.Contains(subjectOrder, name) {
-				return nil, "", fmt.Errorf("-peers: unknown subject %q: want all or some of %s", name, strings.Join(subjectOrder, ", "))
+			if !slices.Contains(subjectOrder, name) && !slices.Contains(crossedSubjects, name) {
+				return nil, "", fmt.Errorf("-peers: unknown subject %q: want all or some of %s", name, strings.Join(append(slices.Clone(subjectOrder), crossedSubjects...), ", "))
 			}
 			out = append(out, name)
 		}
