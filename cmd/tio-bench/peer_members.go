@@ -79,16 +79,18 @@ func dialRetrying(ctx context.Context, dial func(ctx context.Context) error) err
 func tioMembers(ctx context.Context, g *goAudience, dial func(ctx context.Context) (*tio.Client, error)) error {
 	clients := make([]*tio.Client, len(g.a.recorders))
 	g.closers = append(g.closers, func() {
+		// Each in its own goroutine: a server that never answers a close
+		// (raw WT tio's) holds each Wait for the close grace.
+		var closing sync.WaitGroup
 		for _, c := range clients {
 			if c != nil {
-				_ = c.Close(tio.NoError, "")
+				closing.Go(func() {
+					_ = c.Close(tio.NoError, "")
+					_ = c.Wait()
+				})
 			}
 		}
-		for _, c := range clients {
-			if c != nil {
-				_ = c.Wait()
-			}
-		}
+		closing.Wait()
 	})
 	g.a.lost = func() error {
 		for _, c := range clients {

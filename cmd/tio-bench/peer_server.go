@@ -373,6 +373,10 @@ func wtHubTarget(handshake bool) (*fanoutTarget, error) {
 			if _, err := str.Write(hs); err != nil {
 				return
 			}
+			// The §7.2 probe a tiogen server sends once it read the
+			// client's handshake, which a tiogen client's close awaits
+			// (up to a second) before it closes.
+			_ = sess.SendDatagram([]byte{0})
 		}
 		out := make(chan []byte, 256)
 		hub.mu.Lock()
