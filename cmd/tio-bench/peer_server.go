@@ -220,10 +220,12 @@ func runPeerServerChild(stdin io.Reader, stdout io.Writer) (bool, error) {
 // (the parent's) from its command to broadcast until every member had every
 // broadcast; nothing without a prefix. id tells the runs apart: the child's
 // pid, or the parent's count of subjects measured.
+// A second round of a kind (-paced-rounds) adds its number to the name.
 type roundProfile struct {
 	prefix, subject string
 	id              int
 	f               *os.File
+	rounds          [2]int // rounds profiled: burst, paced
 }
 
 func (p *roundProfile) start(paced bool) error {
@@ -231,11 +233,16 @@ func (p *roundProfile) start(paced bool) error {
 		return nil
 	}
 	p.stop()
-	round := "burst"
+	round, kind := "burst", 0
 	if paced {
-		round = "paced"
+		round, kind = "paced", 1
 	}
-	f, err := os.Create(fmt.Sprintf("%s-%s-%s-%d.pprof", p.prefix, p.subject, round, p.id))
+	p.rounds[kind]++
+	name := fmt.Sprintf("%s-%s-%s-%d", p.prefix, p.subject, round, p.id)
+	if n := p.rounds[kind]; n > 1 {
+		name += fmt.Sprintf("-%d", n)
+	}
+	f, err := os.Create(name + ".pprof")
 	if err != nil {
 		return err
 	}
