@@ -128,8 +128,8 @@ func TestEveryPeerScenarioRuns(t *testing.T) {
 
 // TestCrossedFanoutSubjectsInterleave runs peer-fanout with tiny bounds over
 // tiogen WT, raw WT and the two crossed subjects (each server with the other's
-// members), their paced rounds interleaved: every subject has every figure,
-// the crossed ratios are printed, and each paced round has a profile of its
+// members), their paced rounds interleaved: every subject has every figure
+// (with the median of the rounds' p99), the crossed ratios are printed, and each paced round has a profile of its
 // own, the members' and the server child's.
 func TestCrossedFanoutSubjectsInterleave(t *testing.T) {
 	dir := t.TempDir()
@@ -142,8 +142,8 @@ func TestCrossedFanoutSubjectsInterleave(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	figs := decodeFigures(t, stdout.Bytes())
-	if len(figs) != 7 {
-		t.Fatalf("%d figures, want the 7 of a Go subject:\n%s", len(figs), stdout.String())
+	if len(figs) != 8 {
+		t.Fatalf("%d figures, want the 7 of a Go subject and the median of the rounds' p99:\n%s", len(figs), stdout.String())
 	}
 	for _, f := range figs {
 		for _, s := range subjects {
