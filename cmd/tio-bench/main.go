@@ -160,9 +160,10 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	fs.IntVar(&cfg.peer.size, "broadcast-size", 100, "peer-fanout*: payload bytes of a broadcast")
 	fs.DurationVar(&cfg.peer.pacedEvery, "paced-every", 10*time.Millisecond, "peer-fanout*: interval between broadcasts of the paced round")
 	fs.DurationVar(&cfg.peer.flushDelay, "flush-delay", 0, "peer-fanout*: the tiogen servers' Options.EmitFlushDelay (0: write at once, the default)")
-	fs.StringVar(&cfg.peer.serverProfile, "server-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of each server child's rounds (<prefix>-<subject>-burst-<pid>.pprof and -paced-<pid>.pprof, one pair per run)")
-	fs.StringVar(&cfg.peer.membersProfile, "members-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of the members' process (this one, Go subjects only) over each round (<prefix>-<subject>-burst-<n>.pprof and -paced-<n>.pprof, n counting the subjects measured); not with -cpuprofile")
-	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", "))
+	fs.StringVar(&cfg.peer.serverProfile, "server-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of each server child's rounds (<prefix>-<subject>-burst-<pid>.pprof and -paced-<pid>.pprof, one pair per run; with -paced-rounds, -paced-<pid>-<k>.pprof for round k from 2)")
+	fs.StringVar(&cfg.peer.membersProfile, "members-cpuprofile", "", "peer-fanout*: file prefix for CPU profiles of the members' process (this one, Go subjects only) over each round (<prefix>-<subject>-burst-<n>.pprof and -paced-<n>.pprof, n counting the subjects measured; with -paced-rounds, -paced-<n>-<k>.pprof for its round k from 2); not with -cpuprofile")
+	fs.IntVar(&cfg.peer.pacedRounds, "paced-rounds", 1, "peer-fanout*: paced rounds per subject and run; above 1, every subject's server and members are set up (each running its burst round) and stay up, and the paced rounds go in turn over the subjects, the order rotated each time, so that a drifting host load weighs on all alike; a subject's paced figures are over all its rounds (latencies pooled), and a figure more gives the median of its rounds' p99, which one round's host episode does not set (each round's p99 is printed on stderr)")
+	peers := fs.String("peers", "all", "peer scenarios: all, or the subjects to measure (comma-separated) of "+strings.Join(subjectOrder, ", ")+"; peer-fanout also takes the crossed subjects, which \"all\" leaves out: \""+subTioWTLean+"\" (tiogen WT's server, raw WT's members speaking the §4 handshake) and \""+subRawWTTio+"\" (raw WT's server opening each stream with a §4 handshake, tiogen WT's members)")
 	lossSVG := fs.String("loss-svg", "", "loss-lane: write a chart of its figures to this SVG file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	traceFile := fs.String("trace", "", "write an execution trace of the whole run to this file (go tool trace); wt-call marks each measurement with a region named after its subject and callers")
@@ -188,8 +189,8 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	if cfg.pace != paceWait && cfg.pace != paceWindow {
 		return fmt.Errorf("-pace %q: want %s or %s", cfg.pace, paceWait, paceWindow)
 	}
-	if cfg.peer.members <= 0 || cfg.peer.membersLarge <= 0 || cfg.peer.broadcasts <= 0 || cfg.peer.broadcasts > 256 || cfg.peer.size < 40 || cfg.peer.size > 4096 || cfg.peer.pacedEvery <= 0 {
-		return errors.New("-members and -members-large must be positive, -broadcasts from 1 to 256 (a member's queue, §9), -broadcast-size from 40 to 4096, -paced-every positive")
+	if cfg.peer.members <= 0 || cfg.peer.membersLarge <= 0 || cfg.peer.broadcasts <= 0 || cfg.peer.broadcasts > 256 || cfg.peer.size < 40 || cfg.peer.size > 4096 || cfg.peer.pacedEvery <= 0 || cfg.peer.pacedRounds <= 0 {
+		return errors.New("-members and -members-large must be positive, -broadcasts from 1 to 256 (a member's queue, §9), -broadcast-size from 40 to 4096, -paced-every and -paced-rounds positive")
 	}
 	if cfg.peer.subjects, cfg.peer.node, err = parseSubjects(*peers, func(m string) { fmt.Fprintln(stderr, m) }); err != nil {
 		return err

@@ -126,6 +126,63 @@ func TestEveryPeerScenarioRuns(t *testing.T) {
 	}
 }
 
+// TestCrossedFanoutSubjectsInterleave runs peer-fanout with tiny bounds over
+// tiogen WT, raw WT and the two crossed subjects (each server with the other's
+// members), their paced rounds interleaved: every subject has every figure
+// (with the median of the rounds' p99), the crossed ratios are printed, and each paced round has a profile of its
+// own, the members' and the server child's.
+func TestCrossedFanoutSubjectsInterleave(t *testing.T) {
+	dir := t.TempDir()
+	subjects := []string{subTioWT, subRawWT, subTioWTLean, subRawWTTio}
+	var stdout, stderr bytes.Buffer
+	args := []string{"-scenario", "peer-fanout", "-runs", "1", "-members", "8", "-broadcasts", "10", "-paced-every", "2ms",
+		"-paced-rounds", "2", "-peers", strings.Join(subjects, ","),
+		"-members-cpuprofile", filepath.Join(dir, "m"), "-server-cpuprofile", filepath.Join(dir, "s")}
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	figs := decodeFigures(t, stdout.Bytes())
+	if len(figs) != 8 {
+		t.Fatalf("%d figures, want the 7 of a Go subject and the median of the rounds' p99:\n%s", len(figs), stdout.String())
+	}
+	for _, f := range figs {
+		for _, s := range subjects {
+			if v, ok := f.Values[s]; !ok || v <= 0 && f.Unit != "ms" {
+				t.Errorf("%s: %s is %v (present %v)", f.Figure, s, v, ok)
+			}
+		}
+		for _, pair := range crossedRatios {
+			if f.Ratios[pair[0]+"/"+pair[1]] <= 0 {
+				t.Errorf("%s: no %s/%s ratio in %v", f.Figure, pair[0], pair[1], f.Ratios)
+			}
+		}
+	}
+	if !strings.Contains(stderr.String(), "WTlean/rawWT") || !strings.Contains(stderr.String(), subRawWTTio) {
+		t.Errorf("the peer table does not show the crossed subjects:\n%s", stderr.String())
+	}
+	for _, side := range []string{"m", "s"} {
+		for _, short := range []string{"WT", "rawWT", "WTlean", "rawWTtio"} {
+			got, _ := filepath.Glob(filepath.Join(dir, side+"-"+short+"-paced-*.pprof"))
+			if len(got) != 2 {
+				t.Errorf("%s %s: paced profiles %v, want one for each of the 2 rounds", side, short, got)
+			}
+		}
+	}
+}
+
+// TestCrossedSubjectsAreNotInAll: "all" stays the subjects a user compares.
+func TestCrossedSubjectsAreNotInAll(t *testing.T) {
+	got, _, err := parseSubjects("all", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range crossedSubjects {
+		if slices.Contains(got, s) {
+			t.Errorf("all holds %q: %v", s, got)
+		}
+	}
+}
+
 // installSocketIO installs the socket.io side's pinned packages (npm ci with
 // its lock file) unless they are there. Node is required: the peer
 // comparison measures socket.io wherever Node is present, so a missing Node

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,8 @@ var goMembers = map[string]func(ctx context.Context, g *goAudience, hello childH
 	subRawWT:      rawWTMembers,
 	subRawWS:      rawWSMembers,
 	subCentrifuge: centrifugeMembers,
+	subTioWTLean:  leanWTMembers,
+	subRawWTTio:   tioWTMembers,
 }
 
 func certHash(hello childHello) ([32]byte, error) {
@@ -75,16 +79,18 @@ func dialRetrying(ctx context.Context, dial func(ctx context.Context) error) err
 func tioMembers(ctx context.Context, g *goAudience, dial func(ctx context.Context) (*tio.Client, error)) error {
 	clients := make([]*tio.Client, len(g.a.recorders))
 	g.closers = append(g.closers, func() {
+		// Each in its own goroutine: a server that never answers a close
+		// (raw WT tio's) holds each Wait for the close grace.
+		var closing sync.WaitGroup
 		for _, c := range clients {
 			if c != nil {
-				_ = c.Close(tio.NoError, "")
+				closing.Go(func() {
+					_ = c.Close(tio.NoError, "")
+					_ = c.Wait()
+				})
 			}
 		}
-		for _, c := range clients {
-			if c != nil {
-				_ = c.Wait()
-			}
-		}
+		closing.Wait()
 	})
 	g.a.lost = func() error {
 		for _, c := range clients {
@@ -183,6 +189,61 @@ func pinnedTLS(h [32]byte) *tls.Config {
 }
 
 func rawWTMembers(ctx context.Context, g *goAudience, hello childHello) error {
+	return wtStreamMembers(ctx, g, hello, nil)
+}
+
+// leanWTMembers are raw WT's members made to speak just enough of the
+// protocol for tiogen's server: each opens its emit stream with its §4
+// handshake and skips the server's frames before the first EMIT (its
+// handshake and the room's JOIN), then reads the EMIT frames as raw WT's
+// members do. Nothing is checked beyond the §5 length prefix: with these
+// members, a p99 that differs from raw WT's is the server's.
+func leanWTMembers(ctx context.Context, g *goAudience, hello childHello) error {
+	hs, err := handshakeFrame()
+	if err != nil {
+		return err
+	}
+	return wtStreamMembers(ctx, g, hello, hs)
+}
+
+// handshakeFrame is the bench contract's §4 frame 0.
+func handshakeFrame() ([]byte, error) {
+	payload := wire.AppendHandshake(nil, wire.Handshake{V: wire.ProtocolVersion, Events: benchContract.Table()})
+	return wire.AppendFrame(nil, wire.FrameHandshake, wire.CodecJSON, 0, payload)
+}
+
+// maxSkippedFrame bounds a frame a lean member reads before the first EMIT
+// (the server's handshake: its event table).
+const maxSkippedFrame = 64 << 10
+
+// skipToEmit reads whole frames from rd until an EMIT and returns that
+// frame's payload.
+func skipToEmit(rd io.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		var prefix [4]byte
+		if _, err := io.ReadFull(rd, prefix[:]); err != nil {
+			return nil, err
+		}
+		n := int(binary.BigEndian.Uint32(prefix[:]))
+		if n <= wire.HeaderLen-4 || n > maxSkippedFrame { // §5.1: at least one payload byte
+			return nil, fmt.Errorf("a frame of length %d before the first EMIT", n)
+		}
+		buf = slices.Grow(buf[:0], n)[:n]
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		if wire.FrameType(buf[0]) == wire.FrameEmit {
+			return buf[wire.HeaderLen-4:], nil
+		}
+	}
+}
+
+// wtStreamMembers dials webtransport-go sessions from one wt.Transport and
+// reads each one's first incoming stream with readFrames; with handshake,
+// each also opens its own stream with those bytes and skips the server's
+// frames before the first EMIT (leanWTMembers).
+func wtStreamMembers(ctx context.Context, g *goAudience, hello childHello, handshake []byte) error {
 	h, err := certHash(hello)
 	if err != nil {
 		return err
@@ -211,12 +272,29 @@ func rawWTMembers(ctx context.Context, g *goAudience, hello childHello) error {
 			return err
 		}
 		sessions[i] = sess
+		if handshake != nil {
+			out, err := sess.OpenUniStreamSync(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := out.Write(handshake); err != nil {
+				return err
+			}
+		}
 		r := g.a.recorders[i]
 		m.readers.Go(func() {
 			str, err := sess.AcceptUniStream(context.Background())
 			if err != nil {
 				m.ended(err)
 				return
+			}
+			if handshake != nil {
+				first, err := skipToEmit(str)
+				if err != nil {
+					m.ended(err)
+					return
+				}
+				r.record(first)
 			}
 			m.ended(ignoreEOF(readFrames(str, size, r)))
 		})

@@ -158,6 +158,8 @@ var fanoutTargets = map[string]func() (*fanoutTarget, error){
 	subRawWT:      rawWTTarget,
 	subRawWS:      rawWSTarget,
 	subCentrifuge: centrifugeTarget,
+	subTioWTLean:  tioWTTarget,
+	subRawWTTio:   func() (*fanoutTarget, error) { return wtHubTarget(true) },
 }
 
 // runPeerServerChild is the child's main when peerServerEnv names a subject.
@@ -218,10 +220,12 @@ func runPeerServerChild(stdin io.Reader, stdout io.Writer) (bool, error) {
 // (the parent's) from its command to broadcast until every member had every
 // broadcast; nothing without a prefix. id tells the runs apart: the child's
 // pid, or the parent's count of subjects measured.
+// A second round of a kind (-paced-rounds) adds its number to the name.
 type roundProfile struct {
 	prefix, subject string
 	id              int
 	f               *os.File
+	rounds          [2]int // rounds profiled: burst, paced
 }
 
 func (p *roundProfile) start(paced bool) error {
@@ -229,11 +233,16 @@ func (p *roundProfile) start(paced bool) error {
 		return nil
 	}
 	p.stop()
-	round := "burst"
+	round, kind := "burst", 0
 	if paced {
-		round = "paced"
+		round, kind = "paced", 1
 	}
-	f, err := os.Create(fmt.Sprintf("%s-%s-%s-%d.pprof", p.prefix, p.subject, round, p.id))
+	p.rounds[kind]++
+	name := fmt.Sprintf("%s-%s-%s-%d", p.prefix, p.subject, round, p.id)
+	if n := p.rounds[kind]; n > 1 {
+		name += fmt.Sprintf("-%d", n)
+	}
+	f, err := os.Create(name + ".pprof")
 	if err != nil {
 		return err
 	}
@@ -347,12 +356,34 @@ func rawFrame(hub *rawHub) func([]byte) error {
 // rawWTTarget: plain webtransport-go, a uni stream per session fed by the
 // same hub as the raw WebSocket program (a writer goroutine and a
 // 256-message channel per member, one Write per message).
-func rawWTTarget() (*fanoutTarget, error) {
+func rawWTTarget() (*fanoutTarget, error) { return wtHubTarget(false) }
+
+// wtHubTarget is rawWTTarget; with handshake, each stream starts with the
+// bench contract's §4 frame 0, which is all tiogen's clients need of a
+// server to take its EMIT frames (raw WT tio). Their own emit streams are
+// never read.
+func wtHubTarget(handshake bool) (*fanoutTarget, error) {
+	var hs []byte
+	if handshake {
+		var err error
+		if hs, err = handshakeFrame(); err != nil {
+			return nil, err
+		}
+	}
 	hub := &rawHub{done: make(chan struct{})}
 	r, err := startRawWT(func(sess *wt.Session) {
 		str, err := sess.OpenUniStreamSync(sess.Context())
 		if err != nil {
 			return
+		}
+		if hs != nil {
+			if _, err := str.Write(hs); err != nil {
+				return
+			}
+			// The §7.2 probe a tiogen server sends once it read the
+			// client's handshake, which a tiogen client's close awaits
+			// (up to a second) before it closes.
+			_ = sess.SendDatagram([]byte{0})
 		}
 		out := make(chan []byte, 256)
 		hub.mu.Lock()

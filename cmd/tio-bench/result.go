@@ -138,7 +138,7 @@ func summarizePeers(f *figure, ss []sample) {
 	for k, v := range f.RunsBy {
 		f.Values[k] = median(v)
 	}
-	for _, pair := range ratioPairs {
+	for _, pair := range slices.Concat(ratioPairs, crossedRatios) {
 		var ratios []float64
 		for _, s := range ss {
 			a, okA := s.Values[pair[0]]
@@ -226,21 +226,32 @@ func ratioTarget(f figure) string {
 
 // printPeerTable prints the peer figures: one column per subject, then the
 // ratios of each tiogen mapping to the others ("-" where a subject was not
-// measured).
+// measured); a crossed subject and its ratios only where measured.
 func printPeerTable(w io.Writer, figs []figure) {
+	subjects, pairs := slices.Clone(subjectOrder), slices.Clone(ratioPairs)
+	for _, s := range crossedSubjects {
+		if slices.ContainsFunc(figs, func(f figure) bool { _, ok := f.Values[s]; return ok }) {
+			subjects = append(subjects, s)
+		}
+	}
+	for _, pair := range crossedRatios {
+		if slices.ContainsFunc(figs, func(f figure) bool { _, ok := f.Ratios[pair[0]+"/"+pair[1]]; return ok }) {
+			pairs = append(pairs, pair)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "scenario\tfigure\tsize\tconc\t" + strings.Join(subjectOrder, "\t")
-	for _, pair := range ratioPairs {
+	head := "scenario\tfigure\tsize\tconc\t" + strings.Join(subjects, "\t")
+	for _, pair := range pairs {
 		head += "\t" + shortSubject(pair[0]) + "/" + shortSubject(pair[1])
 	}
 	fmt.Fprintln(tw, head+"\tunit\t")
 	for _, f := range figs {
 		row := fmt.Sprintf("%s\t%s\t%s\t%s", f.Scenario, f.Figure, dash(f.Size), dash(f.Concurrency))
-		for _, s := range subjectOrder {
+		for _, s := range subjects {
 			v, ok := f.Values[s]
 			row += "\t" + map[bool]string{true: human(v), false: "-"}[ok]
 		}
-		for _, pair := range ratioPairs {
+		for _, pair := range pairs {
 			r, ok := f.Ratios[pair[0]+"/"+pair[1]]
 			row += "\t" + map[bool]string{true: fmt.Sprintf("%.2f", r), false: "-"}[ok]
 		}
