@@ -220,31 +220,47 @@ func TestSpec10_3_PortInUse(t *testing.T) {
 	cert := mintCert(t)
 	handler := func(transport.Conn, *transport.Request, any) {}
 
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
+	// The test always holds the port on one protocol or both, so no other
+	// process can take it between steps (CI once lost a TCP port that way).
+	tcp, udp := portFreeOnBoth(t)
+	addr := tcp.Addr().String()
+	udp.Close()
+	_, err := Listen(Options{Addr: addr, Path: "/tio", Dev: cert, Handler: handler})
+	wantCode(t, err, wire.PortInUse)
+	if !contains(err.Error(), addr) || !contains(err.Error(), wire.PortInUse.Remedy()) {
+		t.Fatalf("error does not name the port and the remedy: %v", err)
 	}
-	addr := udp.LocalAddr().String()
+	// The UDP port bound before the TCP refusal was released.
+	udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: tcp.Addr().(*net.TCPAddr).Port})
+	if err != nil {
+		t.Fatalf("UDP port still held after a refused start: %v", err)
+	}
+	defer udp.Close()
+	tcp.Close()
+
 	_, err = Listen(Options{Addr: addr, Path: "/tio", Dev: cert, Handler: handler})
 	wantCode(t, err, wire.PortInUse)
 	if !contains(err.Error(), addr) || !contains(err.Error(), wire.PortInUse.Remedy()) {
 		t.Fatalf("error does not name the port and the remedy: %v", err)
 	}
-	udp.Close()
+}
 
-	tcp, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("port %s taken meanwhile by another process: %v", addr, err)
+// portFreeOnBoth binds one port number on 127.0.0.1 over TCP and UDP.
+func portFreeOnBoth(t *testing.T) (net.Listener, *net.UDPConn) {
+	t.Helper()
+	for range 20 {
+		tcp, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: tcp.Addr().(*net.TCPAddr).Port})
+		if err == nil {
+			return tcp, udp
+		}
+		tcp.Close() // the UDP port is taken: try another
 	}
-	_, err = Listen(Options{Addr: addr, Path: "/tio", Dev: cert, Handler: handler})
-	wantCode(t, err, wire.PortInUse)
-	// The UDP port bound before the TCP refusal was released.
-	again, err := net.ListenUDP("udp", udp.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatalf("UDP port still held after a refused start: %v", err)
-	}
-	again.Close()
-	tcp.Close()
+	t.Fatal("no port free on both TCP and UDP")
+	return nil, nil
 }
 
 // Graceful shutdown: sessions close WT_NO_ERROR, handlers are waited for,
