@@ -31,6 +31,9 @@ const (
 	// authorize reached no decision (§4): nothing was decided, so the next
 	// attempt may succeed.
 	AuthorizeFailedReason = "authorize failed"
+	// AuthorizeFailedRemedy is what the server's log advises when Authorize
+	// returns an error that is no Refusal.
+	AuthorizeFailedRemedy = "Fix what failed in Authorize, or return a Refuse(reason) error to refuse the peer."
 	// ShutdownReason is the reason of the WT_NO_ERROR close a server sends
 	// to every session still open when it shuts down, on either mapping: a
 	// client reads it as a normal end, not a failure.
@@ -239,8 +242,12 @@ func (d *Door) Serve(c Conn, req *Request, data any, authErr error) {
 		_ = c.Close(wire.CloseUnauthorized, reason)
 	case authErr != nil:
 		d.metrics.Refused(d.mapping, metrics.RefusedAuthorizeFailed)
-		d.log.Warn(c.Mapping().String()+": authorize failed", "path", req.Path, "remote", req.RemoteAddr,
-			"err", wire.Errorf(wire.NoError, "authorize: %w", authErr).Error())
+		// The session's code is WT_NO_ERROR, whose remedy ("Nothing to do.")
+		// is the peer's; the operator's is this one. Through wire.Error so
+		// the text loses any query string (§4.3).
+		failure := wire.Errorf(wire.NoError, "authorize: %w", authErr)
+		failure.Remedy = AuthorizeFailedRemedy
+		d.log.Warn(c.Mapping().String()+": authorize failed", "path", req.Path, "remote", req.RemoteAddr, "err", failure.Error())
 		_ = c.Close(wire.CloseNoError, AuthorizeFailedReason)
 	default:
 		defer c.Close(wire.CloseNoError, "") // also if the handler panics

@@ -81,8 +81,11 @@ func TestSpec4_AuthorizeFailureIsNotARefusal(t *testing.T) {
 	if got != (transport.CloseInfo{Code: wire.CloseNoError, Reason: transport.AuthorizeFailedReason, Remote: true}) {
 		t.Fatalf("CloseInfo = %+v", got)
 	}
-	if !contains(logs.String(), "authorize failed") {
+	if !contains(logs.String(), "authorize failed") || !contains(logs.String(), "backend down") {
 		t.Fatalf("failure not logged: %s", logs.String())
+	}
+	if !contains(logs.String(), transport.AuthorizeFailedRemedy) || contains(logs.String(), wire.NoError.Remedy()) {
+		t.Fatalf("the log gives the peer's remedy, not the operator's: %s", logs.String())
 	}
 	if contains(logs.String(), "s3cret") {
 		t.Fatalf("the log shows the token: %s", logs.String())
