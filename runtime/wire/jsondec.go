@@ -25,6 +25,13 @@ func decodeObject(b []byte, field func(key string, raw []byte) error) error {
 		return errors.New("not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)")
 	}
 	if json.Valid(b) {
+		// Nor may a string escape a surrogate that pairs with none: it
+		// names no character, and encoding/json would make it U+FFFD where
+		// a JavaScript peer keeps it, so two runtimes would read two
+		// strings.
+		if loneSurrogateEscape(b) {
+			return errors.New("a \\u escape of an unpaired surrogate (not Unicode text, §5.3)")
+		}
 		return walkObject(b, field)
 	}
 	// Invalid JSON: the decoder says where it breaks.
@@ -207,14 +214,54 @@ func jsonArray(raw []byte) ([]json.RawMessage, error) {
 	return items, nil
 }
 
+// maxSafeInteger is the largest integer every JSON reader holds exactly
+// (2^53-1, JavaScript's Number.MAX_SAFE_INTEGER).
+const maxSafeInteger = 1<<53 - 1
+
 // jsonInt accepts a JSON number written as an integer (no fraction, no
-// exponent) that fits an int.
+// exponent) of at most 2^53-1 either side of zero, which a JavaScript peer
+// reads exactly too.
 func jsonInt(raw []byte) (int, error) {
-	n, err := strconv.ParseInt(string(raw), 10, strconv.IntSize)
-	if err != nil {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > maxSafeInteger || n < -maxSafeInteger {
 		return 0, fmt.Errorf("must be an integer, not %s", quoteShort(string(raw)))
 	}
 	return int(n), nil
+}
+
+// loneSurrogateEscape reports whether b, valid JSON, holds a \uXXXX escape
+// of a surrogate (U+D800–U+DFFF) other than a high one followed at once by
+// an escaped low one.
+func loneSurrogateEscape(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += j + 1 // the escaped byte: a backslash escapes only it
+		u, ok := escapedUnit(b, i)
+		switch {
+		case !ok || u < 0xd800 || u > 0xdfff:
+		case u >= 0xdc00:
+			return true // a low surrogate first
+		default:
+			if low, ok := escapedUnit(b, i+6); !ok || low < 0xdc00 || low > 0xdfff {
+				return true
+			}
+			i += 6 // the pair's low half
+		}
+		i++
+	}
+}
+
+// escapedUnit reads the UTF-16 unit of the escape \uXXXX whose u is b[i],
+// if b[i] is one.
+func escapedUnit(b []byte, i int) (uint64, bool) {
+	if i+4 >= len(b) || b[i] != 'u' || b[i-1] != '\\' {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 16)
+	return u, err == nil
 }
 
 // jsonUint32 accepts a JSON integer from 0 to 2^32-1.

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -19,6 +22,9 @@ import (
 func oracleObject(b []byte, field func(key string, raw []byte) error) error {
 	if !utf8.Valid(b) {
 		return errors.New("not UTF-8 (codec 0x01 is UTF-8 JSON, §5.3)")
+	}
+	if json.Valid(b) && oracleUnpairedSurrogate(b) {
+		return errors.New("a \\u escape of an unpaired surrogate (not Unicode text, §5.3)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -55,6 +61,34 @@ func oracleObject(b []byte, field func(key string, raw []byte) error) error {
 		return errors.New("data after the JSON object")
 	}
 	return nil
+}
+
+// escapeRe matches one escape of valid JSON, the \uXXXX ones with their unit.
+var escapeRe = regexp.MustCompile(`\\(?:u([0-9a-fA-F]{4})|.)`)
+
+// oracleUnpairedSurrogate finds, in valid JSON, a surrogate escape that is
+// not one half of an escaped pair (utf16 judges the pair).
+func oracleUnpairedSurrogate(b []byte) bool {
+	ms := escapeRe.FindAllSubmatchIndex(b, -1)
+	for k := 0; k < len(ms); k++ {
+		unit := func(k int) rune {
+			if k >= len(ms) || ms[k][2] < 0 {
+				return -1
+			}
+			n, _ := strconv.ParseUint(string(b[ms[k][2]:ms[k][3]]), 16, 16)
+			return rune(n)
+		}
+		u := unit(k)
+		if !utf16.IsSurrogate(u) {
+			continue
+		}
+		if k+1 < len(ms) && ms[k+1][0] == ms[k][1] && utf16.DecodeRune(u, unit(k+1)) != utf8.RuneError {
+			k++ // a pair
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 func oracleArray(raw []byte) ([]json.RawMessage, error) {

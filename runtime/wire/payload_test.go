@@ -2,6 +2,7 @@ package wire
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -90,6 +91,30 @@ func TestSpec6_5_RoomPayload(t *testing.T) {
 	for _, in := range []string{`{"room":""}`, `{}`, `{"room":1}`, `{"room":null}`, `{"rooms":"x"}`, `"lobby"`, ``} {
 		if _, err := ParseRoom([]byte(in)); CodeOf(err) != ProtocolError {
 			t.Errorf("%s: got %v", in, err)
+		}
+	}
+}
+
+// §5.3: a control payload escaping a surrogate that pairs with none is
+// refused wherever the escape stands, as the TypeScript runtime refuses
+// it: encoding/json would read it as U+FFFD, JSON.parse keeps it, and two
+// runtimes would read two rooms. A pair, and an escaped backslash before
+// "ud800", are text.
+func TestSpec5_3_UnpairedSurrogateEscapesAreRefused(t *testing.T) {
+	for _, in := range []string{`{"room":"\ud800"}`, `{"room":"a\udc00"}`, `{"room":"\ude00\ud83d"}`, `{"room":"\ud800\u0041"}`, `{"room":"x","\ud800":1}`, `{"room":"x","y":["\udbff"]}`} {
+		if _, err := ParseRoom([]byte(in)); CodeOf(err) != ProtocolError || !strings.Contains(err.Error(), "unpaired surrogate") {
+			t.Errorf("room %s: got %v", in, err)
+		}
+	}
+	if _, err := ParseCallError([]byte(`{"code":"WT_X","message":"\udfff"}`)); CodeOf(err) != ProtocolError {
+		t.Errorf("call error: got %v", err)
+	}
+	if n, ok := ParseCredit([]byte(`{"credit":1,"\ud800\ue000":1}`)); ok {
+		t.Errorf("credit %d read beside an unpaired surrogate", n)
+	}
+	for in, want := range map[string]string{`{"room":"\ud83d\ude00"}`: "😀", `{"room":"\\ud800"}`: `\ud800`, `{"room":"\uFFFD"}`: "\ufffd"} {
+		if room, err := ParseRoom([]byte(in)); err != nil || room != want {
+			t.Errorf("room %s: got %q, %v; want %q", in, room, err, want)
 		}
 	}
 }

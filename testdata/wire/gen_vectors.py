@@ -108,6 +108,7 @@ handshakes = [
  dict(name="spec §4.1 example, compact", clause="§4.1", json='{"v":0,"feat":[],"events":[["chat",836792189,"reliable"]]}', encodes=True, v=0, feat=[], events=[["chat",836792189,"reliable"]]),
  dict(name="spec §4.3 example, as printed", clause="§4.3", json=spec43, encodes=False, v=0, feat=[], events=[["chat",836792189,"reliable"],["cursor",1185214141,"unreliable"],["save",360565394,"reliable"]]),
  dict(name="spec §4.3 example, compact", clause="§4.3", json=hs_compact.decode(), encodes=True, v=0, feat=[], events=[["chat",836792189,"reliable"],["cursor",1185214141,"unreliable"],["save",360565394,"reliable"]]),
+ dict(name="an event name escaping a surrogate pair", clause="§5.3", json='{"v":0,"feat":[],"events":[["\\ud83d\\ude00",1,"reliable"]]}', encodes=False, v=0, feat=[], events=[["😀",1,"reliable"]]),
  dict(name="features, escapes and code point order", clause="§4.3", json='{"v":0,"feat":["emit-per-room","x-unknown"],"events":[["Zed",3,"reliable"],["a\\"q\\\\\\n\\u0001",1,"unreliable"],["é",4,"reliable"],["😀",2,"reliable"]]}', encodes=True, v=0, feat=["emit-per-room","x-unknown"], events=[["Zed",3,"reliable"],["a\"q\\\n\u0001",1,"unreliable"],["é",4,"reliable"],["😀",2,"reliable"]]),
 ]
 invalid_hs = [
@@ -132,6 +133,14 @@ invalid_hs = [
  ("duplicate event id", '{"v":0,"feat":[],"events":[["a",1,"reliable"],["b",1,"reliable"]]}'),
  ("trailing data", '{"v":0,"feat":[],"events":[]} {}'),
  ("truncated", '{"v":0,"feat":[],"events":['),
+ # §5.3: an escaped surrogate that pairs with none names no character;
+ # readers that differ on it (U+FFFD or kept) would read two names.
+ ("a feature escaping a high surrogate alone", '{"v":0,"feat":["\\ud800"],"events":[]}'),
+ ("an event name escaping a low surrogate alone", '{"v":0,"feat":[],"events":[["\\udc00",1,"reliable"]]}'),
+ ("surrogates escaped in the wrong order", '{"v":0,"feat":[],"events":[["\\ude00\\ud83d",1,"reliable"]]}'),
+ ("an unpaired surrogate in an ignored place", '{"v":0,"feat":[],"events":[],"\\ud800":1}'),
+ # v beyond 2^53-1: not every JSON reader holds it exactly.
+ ("v beyond 2^53-1", '{"v":9007199254740992,"feat":[],"events":[]}'),
 ]
 invalid_hs = [dict(name=n, json=j, code=PE) for n,j in invalid_hs]
 

@@ -7,4 +7,10 @@
 // (runtime/ts/test/fixtures.test.ts) run the same files through the
 // generated TypeScript, so both languages accept, refuse and write the same
 // JSON (docs/contract-language.md, "JSON on the wire").
+//
+// It also reads a seeded corpus of hostile wire inputs (frame streams,
+// datagrams, handshakes, control payloads) through the Go wire readers and,
+// in Node, through the TypeScript ones (runtime/ts/test/xlang), and fails
+// on any input the two read differently. That part needs Node and
+// runtime/ts/node_modules (make deps), and fails without them.
 package xlang

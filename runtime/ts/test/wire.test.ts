@@ -346,6 +346,20 @@ test('§6.4 §6.5 §6.6 control payloads', () => {
   for (const bad of ['{"room":""}', '{}', '{"room":3}', 'null']) assert.equal(codeOf(() => parseRoom(utf8Encode(bad))), 'WT_PROTOCOL_ERROR', bad);
 });
 
+// A control payload escaping a surrogate that pairs with none is refused
+// wherever the escape stands, as the Go runtime refuses it: JSON.parse keeps
+// it, Go's encoding/json reads U+FFFD, and two runtimes would read two rooms.
+test('§5.3 control payloads escaping an unpaired surrogate are refused; pairs and escaped backslashes are text', () => {
+  for (const bad of ['{"room":"\\ud800"}', '{"room":"a\\udc00"}', '{"room":"\\ude00\\ud83d"}', '{"room":"\\ud800\\u0041"}', '{"room":"x","\\ud800":1}', '{"room":"x","y":["\\udbff"]}']) {
+    assert.throws(() => parseRoom(utf8Encode(bad)), (e: TransportError) => e.code === 'WT_PROTOCOL_ERROR' && /unpaired surrogate/.test(e.message), bad);
+  }
+  assert.equal(codeOf(() => parseCallError(utf8Encode('{"code":"WT_X","message":"\\udfff"}'))), 'WT_PROTOCOL_ERROR');
+  assert.equal(parseCredit(utf8Encode('{"credit":1,"\\ud800\\ue000":1}')), undefined);
+  assert.equal(parseRoom(utf8Encode('{"room":"\\ud83d\\ude00"}')), '😀');
+  assert.equal(parseRoom(utf8Encode('{"room":"\\\\ud800"}')), '\\ud800');
+  assert.equal(parseRoom(utf8Encode('{"room":"\\uFFFD"}')), '\ufffd');
+});
+
 test('§7.3 §7.4 sequence comparison is circular; the size ceiling follows the transport', () => {
   assert.ok(seqNewer(2, 1));
   assert.ok(!seqNewer(1, 1));

@@ -39,14 +39,18 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
     const c = t[0];
     if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') depth--;
-    else if (c === '"') last = t;
+    // Every string, decoded: an escaped surrogate that pairs with none names no
+    // character; JSON.parse keeps it where Go's encoding/json reads U+FFFD, so
+    // both runtimes refuse it, wherever it stands.
+    else if (c === '"') {
+      if (/\p{Cs}/u.test((last = JSON.parse(t) as string))) throw new Error('an unpaired surrogate');
+    }
     else if (c !== ':') integral &&= !/[.eE]/.test(t);
     else if (depth === 1) {
       // A key of the outermost object: a key given twice there is ambiguous.
-      const key = JSON.parse(last) as string;
-      if (seen.has(key)) throw new Error(`${quoteShort(key)} twice`);
-      seen.add(key);
-      field(key, (o as Record<string, unknown>)[key]);
+      if (seen.has(last)) throw new Error(`${quoteShort(last)} twice`);
+      seen.add(last);
+      field(last, (o as Record<string, unknown>)[last]);
     }
   }
   return integral;
