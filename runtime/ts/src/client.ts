@@ -7,7 +7,7 @@ import { CloseNoError, SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError, never, outcomeWithin } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
-import { noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
+import { noRooms, noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
@@ -59,8 +59,6 @@ export const systemClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
-
-const noRooms: readonly string[] = Object.freeze([]);
 
 /**
  * A transport-io client. Constructing it does no I/O (safe in server-side
@@ -125,7 +123,7 @@ export class Client {
     if (!run.stopped) {
       // The run stops: its attempt is abandoned, what waits for a session fails.
       run.stopped = [n, reason];
-      run.abort.abort();
+      run.abort();
       run.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     }
     const s = this.#session;
@@ -224,9 +222,6 @@ export class Client {
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
     const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
-    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array;
-    // other rooms freeze the array given, which a session's rooms() built for this update alone.
-    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze(next.rooms);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     // The listeners are the application's code: one that throws is reported
@@ -249,7 +244,7 @@ export class Client {
       let err!: TransportError;
       let established = false;
       try {
-        const ctx = { clock: this.#clock, signal: run.abort.signal };
+        const ctx = { clock: this.#clock, signal: run.signal };
         let opened = await this.#connector.open(ctx);
         for (;;) {
           if (run.stopped) {
@@ -258,7 +253,7 @@ export class Client {
           }
           // One session, run to its end.
           const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
-            if (this.#session === s) this.#update({ rooms: s.rooms() });
+            if (this.#session === s) this.#update({ rooms: s.rooms });
           });
           this.#session = s;
           this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
@@ -293,7 +288,7 @@ export class Client {
       }
       this.#update({ status: 'connecting' });
       // The stop aborts the run's signal, which ends the wait.
-      if ((await outcomeWithin(this.#clock, backoff(this.#reconnect, attempt++), never, run.abort.signal)) === 'aborted') break;
+      if ((await outcomeWithin(this.#clock, backoff(this.#reconnect, attempt++), never, run.signal)) === 'aborted') break;
     }
     // Whatever waited for a session has its answer by now: a session, the
     // failure that ended the run, or the stop.
@@ -316,9 +311,8 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
   return lo + (r.random ?? Math.random)() * (step - lo);
 }
 
-/** One connect()…close() run of the client. */
-class Run {
-  readonly abort = new AbortController();
+/** One connect()…close() run of the client; stopping it aborts its signal, which abandons its attempt and its waits. */
+class Run extends AbortController {
   /** The close the run was stopped with (its code and reason); undefined while it runs. */
   declare stopped: [code: number, reason: string] | undefined;
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */

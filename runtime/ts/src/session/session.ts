@@ -96,6 +96,9 @@ export const noStats: Stats = Object.freeze({
   earlyDiscarded: 0,
 });
 
+/** No rooms: a session's rooms until it joins one. */
+export const noRooms: readonly string[] = Object.freeze([]);
+
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
 
@@ -182,6 +185,8 @@ export class Session {
   declare readonly ended: Promise<TransportError>;
   /** How the session ended, once it did (as ended resolves); undefined while it runs. */
   declare endError: TransportError | undefined;
+  /** The client's view of its own rooms (§6.5), sorted and frozen: a new array only when they change. */
+  rooms = noRooms;
 
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
@@ -197,8 +202,8 @@ export class Session {
   #rejectEstablished!: (e: TransportError) => void;
   readonly #endListeners = new Set<() => void>();
 
-  // The emit queue (§9): the frames not yet taken by the writer, three
-  // entries each: type << 8 | codec, the event id, and the payload, JSON
+  // The emit queue (§9): the frames not yet taken by the writer, four
+  // entries each: type, codec, event id and payload (checkFrame's), JSON
   // still as text, so a batch encodes every header and text straight into
   // the buffer it writes. The writer takes the array whole, so the queue is
   // free for new emits while it writes.
@@ -243,7 +248,7 @@ export class Session {
       this.#q = [];
       this.#ring.clear();
       this.#wake();
-      for (const l of [...this.#endListeners]) l();
+      this.#endListeners.forEach((l) => l());
       this.#endListeners.clear();
       this.#onChange();
       return err;
@@ -272,11 +277,6 @@ export class Session {
     if (this.#conn.acceptCall) void this.#answerCalls();
   }
 
-  /** The client's view of its own rooms (§6.5), sorted. */
-  rooms(): string[] {
-    return [...this.#roomSet].sort();
-  }
-
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
   close(code: number, reason: string): void {
     // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
@@ -284,7 +284,7 @@ export class Session {
   }
 
   stats(): Stats {
-    return { ...this.#counters, emitQueueDepth: this.#q.length / 3 };
+    return { ...this.#counters, emitQueueDepth: this.#q.length / 4 };
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
@@ -318,12 +318,12 @@ export class Session {
     if (ev.lane === 'reliable') {
       const payload = encodeValue(ev, value, true);
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
-      if (this.#q.length === 3 * EmitQueueFrames) {
+      if (this.#q.length === 4 * EmitQueueFrames) {
         const reason = `emit queue over ${EmitQueueFrames} frames`;
         this.close(ClosePeerTooSlow, reason);
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
-      this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
+      this.#q.push(FrameEmit, ev.payloadCodec, ev.id, payload);
       return this.#wake();
     }
     const payload = encodeValue(ev, value) as Uint8Array;
@@ -379,14 +379,13 @@ export class Session {
         this.#q = [];
         if (this.#ws) {
           // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()); ) {
-            q.push((FrameDatagram << 8) | CodecJson, 0, d);
+          for (let room = DatagramLaneMark - q.length / 4, d; room-- > 0 && (d = this.#ring.pop()); ) {
+            q.push(FrameDatagram, CodecJson, 0, d);
           }
         }
         let off = 0;
-        for (let j = 0; j < q.length; j += 3) {
-          const h = q[j] as number;
-          const p = q[j + 2] as string | Uint8Array;
+        for (let j = 0; j < q.length; j += 4) {
+          const p = q[j + 3] as string | Uint8Array;
           // The most this frame can take: at most 3 bytes per UTF-16 unit.
           const most = HeaderLen + (typeof p === 'string' ? 3 * p.length : p.length);
           if (off && off + most > emitFlushAt) {
@@ -394,13 +393,13 @@ export class Session {
             off = 0;
           }
           if (most > emitFlushAt) {
-            await st.write(encodeFrame(h >> 8, h & 0xff, q[j + 1] as number, p as Uint8Array)); // a larger frame alone
+            await st.write(encodeFrame(q[j] as number, q[j + 1] as number, q[j + 2] as number, p as Uint8Array)); // a larger frame alone
             continue;
           }
           let n = p.length;
           if (typeof p === 'string') n = utf8Into(p, batch, off + HeaderLen);
           else batch.set(p, off + HeaderLen);
-          putHeader(batch, off, h >> 8, h & 0xff, q[j + 1] as number, n);
+          putHeader(batch, off, q[j] as number, q[j + 1] as number, q[j + 2] as number, n);
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
@@ -429,13 +428,25 @@ export class Session {
         // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
         if (this.#hsAccepted === undefined) {
           if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
-          this.#acceptHandshake(f.payload);
+          // §4.2–§4.4: version first, then the event table (fatal on conflict), then features.
+          const h = decodeHandshake(f.payload);
+          if (h.v !== ProtocolVersion) {
+            throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${h.v} at the peer`);
+          }
+          compareTables(this.#contract.table, h.events);
+          // Version 0 implements no feature token (§4.2): nothing to negotiate.
+          this.#hsAccepted = true;
+          this.#resolveEstablished();
+          this.#onChange();
         } else if (t === FrameEmit) {
           this.#receive(f, false);
         } else if (t === FrameJoin || t === FrameLeave) {
           const room = parseRoom(f.payload);
           // A change only: joining a room held, or leaving one not held, changes nothing.
-          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) this.#onChange();
+          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) {
+            this.rooms = Object.freeze([...this.#roomSet].sort());
+            this.#onChange();
+          }
         } else if (t === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
         } else {
@@ -450,19 +461,6 @@ export class Session {
       // it, so a close for that does nothing (the first close wins).
       this.#protocolError(e instanceof StreamResetError ? protocolError(`peer's emit stream reset, code ${e.code ?? '?'}`) : (e as TransportError));
     }
-  }
-
-  /** Applies §4.2–§4.4 to the server's frame 0: version first, then the event table (fatal on conflict), then features. */
-  #acceptHandshake(payload: Uint8Array): void {
-    const h = decodeHandshake(payload);
-    if (h.v !== ProtocolVersion) {
-      throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${h.v} at the peer`);
-    }
-    compareTables(this.#contract.table, h.events);
-    // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    this.#hsAccepted = true;
-    this.#resolveEstablished();
-    this.#onChange();
   }
 
   /**
@@ -645,6 +643,7 @@ export class Session {
     interrupted.catch(() => {});
     // Settles the call with err, whatever it waits on, once; returns the first failure.
     const fail = (err: TransportError): TransportError => {
+      if (st) abandon(st);
       interrupt((settled ??= err));
       return settled;
     };
@@ -653,7 +652,6 @@ export class Session {
     // abandons its stream: what the signal's and the end's listeners do, and
     // what op does at once when either came before.
     const halt = (): TransportError => {
-      if (st) abandon(st);
       const reason: unknown = signal?.reason;
       return fail(
         signal?.aborted
@@ -669,11 +667,7 @@ export class Session {
     // responder. An abort settled the call already (halt), through its
     // listener or through op, which every call runs first.
     const failed = (e: unknown): TransportError => {
-      if (settled) return settled;
       if (this.endError) return halt();
-      // Abandoning the stream fails what waits on its halves later (their
-      // rejections are handled on later ticks): this failure comes first.
-      if (st) abandon(st);
       return fail(
         e instanceof StreamResetError
           ? e.code === ResetTooManyStreams
