@@ -7,7 +7,7 @@ import { CloseNoError, SessionCode, type SessionCodeName } from './codes.js';
 import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError, never, outcomeWithin } from './connector.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
-import { noRooms, noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
+import { noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping } from './transport.js';
 
 export type { Handler, Stats } from './session/session.js';
@@ -59,6 +59,8 @@ export const systemClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
+
+const noRooms: readonly string[] = Object.freeze([]);
 
 /**
  * A transport-io client. Constructing it does no I/O (safe in server-side
@@ -252,8 +254,8 @@ export class Client {
             break;
           }
           // One session, run to its end.
-          const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
-            if (this.#session === s) this.#update({ rooms: s.rooms });
+          const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, (rooms) => {
+            if (this.#session === s) this.#update({ rooms });
           });
           this.#session = s;
           this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });

@@ -96,9 +96,6 @@ export const noStats: Stats = Object.freeze({
   earlyDiscarded: 0,
 });
 
-/** No rooms: a session's rooms until it joins one. */
-export const noRooms: readonly string[] = Object.freeze([]);
-
 /** A handler of an event the server sends: its decoded payload. */
 export type Handler = (payload: unknown) => void;
 
@@ -185,8 +182,6 @@ export class Session {
   declare readonly ended: Promise<TransportError>;
   /** How the session ended, once it did (as ended resolves); undefined while it runs. */
   declare endError: TransportError | undefined;
-  /** The client's view of its own rooms (§6.5), sorted and frozen: a new array only when they change. */
-  rooms = noRooms;
 
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
@@ -194,7 +189,7 @@ export class Session {
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  readonly #onChange: () => void;
+  readonly #onRooms: (rooms: readonly string[]) => void;
 
   /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
   #hsAccepted: boolean | undefined;
@@ -208,6 +203,7 @@ export class Session {
   // the buffer it writes. The writer takes the array whole, so the queue is
   // free for new emits while it writes.
   #q: Array<number | string | Uint8Array> = [];
+  // Ends the writer's wait for frames; called again before the writer waits anew, it does nothing.
   #wakeWriter: (() => void) | undefined;
 
   readonly #ring: DatagramRing;
@@ -221,18 +217,18 @@ export class Session {
   /**
    * A session over conn, for its client: clock times every deadline of the
    * session; handlers are the client's by event name (shared by every
-   * session of a client, so a reconnect keeps them); onChange is called
-   * whenever the rooms view or the session's state changed (never during
-   * the constructor), and must not throw, or the loop that read the frame
-   * takes it for the peer's fault. The session runs at once.
+   * session of a client, so a reconnect keeps them); onRooms is given the
+   * client's view of its own rooms (§6.5), sorted and frozen, whenever a
+   * JOIN or LEAVE changed it, and must not throw, or the loop that read the
+   * frame takes it for the peer's fault. The session runs at once.
    */
-  constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onChange: () => void) {
+  constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onRooms: (rooms: readonly string[]) => void) {
     this.#conn = conn;
     this.#ws = conn.mapping === 'websocket';
     this.#contract = contract;
     this.#clock = clock;
     this.#handlers = handlers;
-    this.#onChange = onChange;
+    this.#onRooms = onRooms;
     this.#ring = new DatagramRing(clock, this.#counters);
     this.#gate = new SequenceGate(clock);
     this.ready = new Promise<void>((resolve, reject) => {
@@ -247,10 +243,9 @@ export class Session {
       this.#rejectEstablished(err);
       this.#q = [];
       this.#ring.clear();
-      this.#wake();
+      this.#wakeWriter?.();
       this.#endListeners.forEach((l) => l());
       this.#endListeners.clear();
-      this.#onChange();
       return err;
     });
     // The session runs from here: the reliability check, then the handshake
@@ -324,7 +319,7 @@ export class Session {
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
       this.#q.push(FrameEmit, ev.payloadCodec, ev.id, payload);
-      return this.#wake();
+      return this.#wakeWriter?.();
     }
     const payload = encodeValue(ev, value) as Uint8Array;
     if (!payload.length) throw protocolError(`'${ev.name}': empty datagram`);
@@ -340,19 +335,13 @@ export class Session {
     // The ring holds what the transport (§9) or the WebSocket mapping's
     // emit lane (§3.3) cannot take yet; either takes from it as it has room.
     this.#ring.push(b);
-    if (this.#ws) this.#wake();
+    if (this.#ws) this.#wakeWriter?.();
     else
       try {
         this.#conn.sendDatagram?.(this.#ring);
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
-  }
-
-  #wake(): void {
-    // Resolving runs the writer later, so it never sees the old resolver.
-    this.#wakeWriter?.();
-    this.#wakeWriter = undefined;
   }
 
   /**
@@ -437,15 +426,13 @@ export class Session {
           // Version 0 implements no feature token (§4.2): nothing to negotiate.
           this.#hsAccepted = true;
           this.#resolveEstablished();
-          this.#onChange();
         } else if (t === FrameEmit) {
           this.#receive(f, false);
         } else if (t === FrameJoin || t === FrameLeave) {
           const room = parseRoom(f.payload);
           // A change only: joining a room held, or leaving one not held, changes nothing.
           if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) {
-            this.rooms = Object.freeze([...this.#roomSet].sort());
-            this.#onChange();
+            this.#onRooms(Object.freeze([...this.#roomSet].sort()));
           }
         } else if (t === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
@@ -503,7 +490,7 @@ export class Session {
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b && !this.endError; b = await receive()) {
+      for (let b; (b = await receive()) && !this.endError; ) {
         if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
@@ -705,24 +692,24 @@ export class Session {
     try {
       // A call made before the server's handshake arrived waits for it.
       await op(() => this.ready);
-      const s = (st = await op(openCall));
+      st = await op(openCall);
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
       // of either fails the call.
-      (fin ? Promise.all([s.write(req), s.close()]) : s.write(req)).catch(failedAsync);
+      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch(failedAsync);
       const dec = new FrameDecoder();
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => s.read())).catch((e: unknown) => { throw failed(e); })); ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => st!.read())).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
           // Unknown codes are kept as they are.
           finished = true;
-          if (!fin) s.close().catch(() => {});
-          s.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+          if (!fin) st.close().catch(() => {});
+          st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
           const ce = parseCallError(f.payload);
           throw new TransportError(ce.code as CodeName, ce.message);
         }
@@ -737,12 +724,12 @@ export class Session {
           // One batch's CALL_CREDIT, never above the initial window (§6.6), in
           // a fresh buffer (the transport owns it). A failed grant shows up
           // as the next read's error.
-          s.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
+          st.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
       if (!dec.empty) throw failed(new Error('stream ended mid-frame'));
       finished = true;
-      if (!fin) await s.close().catch(() => {}); // the sequence is complete
+      if (!fin) await st.close().catch(() => {}); // the sequence is complete
     } finally {
       if (st && !finished) abandon(st);
       signal?.removeEventListener('abort', halt);
