@@ -774,7 +774,7 @@ function protocolFault(reason: string): never {
 /** Reports the application's own failure (a handler's, a listener's) as an uncaught error would be, without stopping what called it. */
 export function reportError(e: unknown): void {
   const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
-  if (typeof report === 'function') report(e);
+  if (report) report(e);
   else
     queueMicrotask(() => {
       throw e;
