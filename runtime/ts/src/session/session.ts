@@ -450,6 +450,34 @@ export class Session {
     }
   }
 
+  /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
+  async #receiveDatagrams(): Promise<void> {
+    const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
+    try {
+      for (let b; (b = await receive()) && !this.endError; ) {
+        if (this.#hsAccepted) this.#receiveDatagram(b);
+        // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
+        else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
+      }
+    } catch (e) {
+      // The peer's fault: receive() itself gives null at the end, never an error.
+      this.#protocolError(e as TransportError);
+    }
+  }
+
+  /** Applies §7.2 and §7.3 to one datagram, from the transport or a DATAGRAM frame; throws the peer's fault. */
+  #receiveDatagram(b: Uint8Array): void {
+    let d;
+    try {
+      d = parseDatagram(b);
+    } catch {
+      this.#counters.malformedDropped++;
+      return;
+    }
+    // Shorter than the header: a probe or nothing (§7.2).
+    if (d) this.#receive(d, true);
+  }
+
   /**
    * The per-message rules an EMIT and a datagram share (§5.3, §5.4, §7.3):
    * an unknown id is dropped and counted; an event other than an emit of
@@ -484,93 +512,6 @@ export class Session {
         else reportError(e);
       }
     }
-  }
-
-  /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
-  async #receiveDatagrams(): Promise<void> {
-    const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
-    try {
-      for (let b; (b = await receive()) && !this.endError; ) {
-        if (this.#hsAccepted) this.#receiveDatagram(b);
-        // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
-        else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
-      }
-    } catch (e) {
-      // The peer's fault: receive() itself gives null at the end, never an error.
-      this.#protocolError(e as TransportError);
-    }
-  }
-
-  /** Applies §7.2 and §7.3 to one datagram, from the transport or a DATAGRAM frame; throws the peer's fault. */
-  #receiveDatagram(b: Uint8Array): void {
-    let d;
-    try {
-      d = parseDatagram(b);
-    } catch {
-      this.#counters.malformedDropped++;
-      return;
-    }
-    // Shorter than the header: a probe or nothing (§7.2).
-    if (d) this.#receive(d, true);
-  }
-
-  // ---- calls the server opens -----------------------------------------
-  // Calls are the client's to make (§3.2, §4.3: a call declares no
-  // direction), but a client still answers a call stream the server opens,
-  // with the CALL_ERROR that says why (§6.4), rather than leaving it open;
-  // past MaxCalls at once it resets the stream WT_TOO_MANY_STREAMS without
-  // reading it (§10.1). As the Go runtime's client does where a transport
-  // delivers such a stream; over WebTransport a Go client grants the server
-  // no bidirectional stream credit at all, which a browser cannot.
-
-  async #answerCalls(): Promise<void> {
-    const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
-    let answering = 0;
-    // Until the Conn gives null, which it does once the session ended: a
-    // stream it gave as the session ended is abandoned when its answer fails.
-    for (let st; (st = await accept().catch(() => null)); ) {
-      if (answering >= MaxCalls) {
-        st.stop(ResetTooManyStreams);
-        st.reset(ResetTooManyStreams);
-      } else {
-        answering++;
-        void this.#answerCall(st).finally(() => answering--);
-      }
-    }
-  }
-
-  /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
-  async #answerCall(st: CallStream): Promise<void> {
-    // The request once read whole; undefined while it is not.
-    let f: Frame | null | undefined;
-    try {
-      // A read the deadline cut short fails once the stream is stopped
-      // below, which the race has handled.
-      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
-      if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
-      if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
-      if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
-      const ev = this.#contract.byId.get(f.eventId);
-      if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
-      if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
-      // A request its slot refuses is named as such; one it takes is still
-      // the server calling, which only clients do (§3.2).
-      slotContent(ev, false, f.codec, f.payload);
-      this.#counters.directionDropped++;
-      protocolFault(`'${ev.name}' is a call: only clients call`);
-    } catch (e) {
-      // Every request is answered with why it is refused. An oversized
-      // frame (§5.1), a stream reset or cut short, or the session's end
-      // leave nothing to answer; after lost framing or a late request
-      // nothing more is read.
-      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
-      // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
-      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
-      Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
-      if (!f) return st.stop(ResetAborted);
-    }
-    // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
-    while (await st.read().catch(() => null));
   }
 
   // ---- calls ----------------------------------------------------------
@@ -735,6 +676,65 @@ export class Session {
       signal?.removeEventListener('abort', halt);
       this.#endListeners.delete(halt);
     }
+  }
+
+  // ---- calls the server opens -----------------------------------------
+  // Calls are the client's to make (§3.2, §4.3: a call declares no
+  // direction), but a client still answers a call stream the server opens,
+  // with the CALL_ERROR that says why (§6.4), rather than leaving it open;
+  // past MaxCalls at once it resets the stream WT_TOO_MANY_STREAMS without
+  // reading it (§10.1). As the Go runtime's client does where a transport
+  // delivers such a stream; over WebTransport a Go client grants the server
+  // no bidirectional stream credit at all, which a browser cannot.
+
+  async #answerCalls(): Promise<void> {
+    const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
+    let answering = 0;
+    // Until the Conn gives null, which it does once the session ended: a
+    // stream it gave as the session ended is abandoned when its answer fails.
+    for (let st; (st = await accept().catch(() => null)); ) {
+      if (answering >= MaxCalls) {
+        st.stop(ResetTooManyStreams);
+        st.reset(ResetTooManyStreams);
+      } else {
+        answering++;
+        void this.#answerCall(st).finally(() => answering--);
+      }
+    }
+  }
+
+  /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
+  async #answerCall(st: CallStream): Promise<void> {
+    // The request once read whole; undefined while it is not.
+    let f: Frame | null | undefined;
+    try {
+      // A read the deadline cut short fails once the stream is stopped
+      // below, which the race has handled.
+      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
+      if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
+      if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
+      if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
+      const ev = this.#contract.byId.get(f.eventId);
+      if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
+      if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
+      // A request its slot refuses is named as such; one it takes is still
+      // the server calling, which only clients do (§3.2).
+      slotContent(ev, false, f.codec, f.payload);
+      this.#counters.directionDropped++;
+      protocolFault(`'${ev.name}' is a call: only clients call`);
+    } catch (e) {
+      // Every request is answered with why it is refused. An oversized
+      // frame (§5.1), a stream reset or cut short, or the session's end
+      // leave nothing to answer; after lost framing or a late request
+      // nothing more is read.
+      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
+      // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
+      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
+      Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
+      if (!f) return st.stop(ResetAborted);
+    }
+    // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
+    while (await st.read().catch(() => null));
   }
 }
 
