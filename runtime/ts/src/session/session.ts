@@ -357,21 +357,8 @@ export class Session {
     try {
       const st = await this.#conn.openEmit();
       const batch = new Uint8Array(emitFlushAt);
-      await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
-      while (!this.endError) {
-        if (!this.#q.length && (!this.#ws || !this.#ring.length)) {
-          await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
-          continue;
-        }
-        // Take the frames: the queue is free for new emits while this batch is written.
-        const q = this.#q;
-        this.#q = [];
-        if (this.#ws) {
-          // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-          for (let room = DatagramLaneMark - q.length / 4, d; room-- > 0 && (d = this.#ring.pop()); ) {
-            q.push(FrameDatagram, CodecJson, 0, d);
-          }
-        }
+      // The first batch is the handshake alone.
+      for (let q: Array<number | string | Uint8Array> = [FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })]; ; ) {
         let off = 0;
         for (let j = 0; j < q.length; j += 4) {
           const p = q[j + 3] as string | Uint8Array;
@@ -392,6 +379,20 @@ export class Session {
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
+        // Nothing to write: wait, until the session's end (which empties the queue and the ring).
+        while (!this.#q.length && (!this.#ws || !this.#ring.length)) {
+          if (this.endError) return;
+          await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
+        }
+        // Take the frames: the queue is free for new emits while this batch is written.
+        q = this.#q;
+        this.#q = [];
+        if (this.#ws) {
+          // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
+          for (let room = DatagramLaneMark - q.length / 4, d; room-- > 0 && (d = this.#ring.pop()); ) {
+            q.push(FrameDatagram, CodecJson, 0, d);
+          }
+        }
       }
     } catch (e) {
       // A write failing because the session ended fails once the Conn
