@@ -195,6 +195,7 @@ export class Session {
   #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
+  /** What the session's end settles: each call's, which the call removes as it finishes. */
   readonly #endListeners = new Set<() => void>();
 
   // The emit queue (§9): the frames not yet taken by the writer, four
@@ -245,7 +246,6 @@ export class Session {
       this.#ring.clear();
       this.#wakeWriter?.();
       this.#endListeners.forEach((l) => l());
-      this.#endListeners.clear();
       return err;
     });
     // The session runs from here: the reliability check, then the handshake
