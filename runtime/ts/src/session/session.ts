@@ -730,8 +730,7 @@ export class Session {
       // nothing more is read.
       if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
       // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
-      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
-      Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
+      Promise.all([st.write(encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e))), st.close()]).catch(() => abandon(st));
       if (!f) return st.stop(ResetAborted);
     }
     // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
