@@ -129,12 +129,12 @@ function encodeValue(ev: CompiledEvent, value: unknown, keepText?: boolean): str
  */
 function slotContent(ev: CompiledEvent, result: boolean, codec: number, b: Uint8Array): string | Uint8Array {
   const want = result ? ev.resultCodec : ev.payloadCodec;
-  if (codec !== want) protocolFault(`${slotOf(ev, result)} is ${codecName(want)}, not ${codecName(codec)}`);
+  if (codec !== want) throw protocolError(`${slotOf(ev, result)} is ${codecName(want)}, not ${codecName(codec)}`);
   if (codec === CodecBytes) return b;
   try {
     return utf8Decode(b);
   } catch {
-    return protocolFault(slotOf(ev, result) + ' is not UTF-8');
+    throw protocolError(slotOf(ev, result) + ' is not UTF-8');
   }
 }
 
@@ -417,7 +417,7 @@ export class Session {
         const t = f.type;
         // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
         if (this.#hsAccepted === undefined) {
-          if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
+          if (t !== FrameHandshake) throw protocolError(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
           // §4.2–§4.4: version first, then the event table (fatal on conflict), then features.
           const h = decodeHandshake(f.payload);
           if (h.v !== ProtocolVersion) {
@@ -438,11 +438,11 @@ export class Session {
         } else if (t === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
         } else {
-          protocolFault(`${frameTypeName(t)} on the emit stream`);
+          throw protocolError(`${frameTypeName(t)} on the emit stream`);
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
-      if (!dec.empty) protocolFault("peer's emit stream ended mid-frame");
+      if (!dec.empty) throw protocolError("peer's emit stream ended mid-frame");
     } catch (e) {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
@@ -490,7 +490,7 @@ export class Session {
   #receive(m: Frame | Datagram, datagram: boolean): void {
     const ev = this.#contract.byId.get(m.eventId);
     if (!ev) return void this.#counters.unknownDropped++;
-    if (ev.shape !== 'emit' || (ev.lane === 'unreliable') !== datagram) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
+    if (ev.shape !== 'emit' || (ev.lane === 'unreliable') !== datagram) throw protocolError(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
     const content = slotContent(ev, false, m.codec, m.payload);
     if (!ev.sentByServer) return void this.#counters.directionDropped++;
     if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) return void this.#counters.staleReceived++;
@@ -658,7 +658,7 @@ export class Session {
         // The content of a CALL_RESPONSE in the call's slot (§5.3, §6.3);
         // anything else, or a response its slot refuses, is WT_PROTOCOL_ERROR
         // (§5.2, §5.3), and the stream is abandoned below.
-        if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
+        if (f.type !== FrameCallResponse) throw protocolError(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
         yield slotContent(ev, true, f.codec, f.payload);
         // The loop came back for more: the element was consumed.
         if (!fin && ++consumed === CreditBatch) {
@@ -714,15 +714,15 @@ export class Session {
       const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
       if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
       if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
-      if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
+      if (f.type !== FrameCallRequest) throw protocolError(`call opened by ${frameTypeName(f.type)}`);
       const ev = this.#contract.byId.get(f.eventId);
       if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
-      if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
+      if (ev.shape === 'emit') throw protocolError(`'${ev.name}' is emit, not a call`);
       // A request its slot refuses is named as such; one it takes is still
       // the server calling, which only clients do (§3.2).
       slotContent(ev, false, f.codec, f.payload);
       this.#counters.directionDropped++;
-      protocolFault(`'${ev.name}' is a call: only clients call`);
+      throw protocolError(`'${ev.name}' is a call: only clients call`);
     } catch (e) {
       // Every request is answered with why it is refused. An oversized
       // frame (§5.1), a stream reset or cut short, or the session's end
@@ -764,11 +764,6 @@ function abandon(st: CallStream): void {
   } catch {
     // already stopped or the session ended
   }
-}
-
-/** Throws the peer's fault, WT_PROTOCOL_ERROR, where it is found: on the emit and datagram lanes it closes the session (§5.5), on a call stream the server opened it is the answer. */
-function protocolFault(reason: string): never {
-  throw protocolError(reason);
 }
 
 /** Reports the application's own failure (a handler's, a listener's) as an uncaught error would be, without stopping what called it. */
