@@ -472,8 +472,7 @@ export class Session {
     try {
       d = parseDatagram(b);
     } catch {
-      this.#counters.malformedDropped++;
-      return;
+      return void this.#counters.malformedDropped++;
     }
     // Shorter than the header: a probe or nothing (§7.2).
     if (d) this.#receive(d, true);
@@ -498,8 +497,7 @@ export class Session {
     try {
       value = decodeValue(ev, content, false);
     } catch {
-      this.#counters.validationDropped++;
-      return;
+      return void this.#counters.validationDropped++;
     }
     // A copy: a handler may unsubscribe itself or another.
     for (const h of [...(this.#handlers.get(ev.name) ?? [])]) {
