@@ -209,7 +209,8 @@ export class Session {
 
   readonly #ring: DatagramRing;
   readonly #gate: SequenceGate;
-  readonly #seqs = new Map<number, number>();
+  /** The last sequence sent, by event id. */
+  readonly #seqs: Record<number, number> = {};
   readonly #roomSet = new Set<string>();
 
   // The ring counts its drops here too; the queue depth stays 0: stats() reads it from the queue.
@@ -327,8 +328,7 @@ export class Session {
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
     }
-    const seq = nextSeq(this.#seqs.get(ev.id) ?? 0);
-    this.#seqs.set(ev.id, seq);
+    const seq = (this.#seqs[ev.id] = nextSeq(this.#seqs[ev.id] ?? 0));
     const b = new Uint8Array(DatagramHeaderLen + payload.length);
     putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
     b.set(payload, DatagramHeaderLen);
