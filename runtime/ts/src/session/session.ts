@@ -637,7 +637,7 @@ export class Session {
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
       // of either fails the call.
-      (fin ? Promise.all([st.write(req), st.close()]) : st.write(req)).catch(failedAsync);
+      Promise.all([st.write(req), fin && st.close()]).catch(failedAsync);
       const dec = new FrameDecoder();
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
