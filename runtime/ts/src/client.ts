@@ -103,13 +103,14 @@ export class Client {
    * server refuses, or close() is called.
    */
   connect(): Promise<void> {
-    if (this.#run && !this.#run.stopped) return this.#run.first;
-    const run = new Run();
-    this.#run = run;
-    this.#update({ status: 'connecting', lastError: null, refused: null });
-    run.done = this.#loop(run);
-    // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
-    run.first.catch(() => {});
+    let run = this.#run;
+    if (!run || run.stopped) {
+      run = this.#run = new Run();
+      this.#update({ status: 'connecting', lastError: null, refused: null });
+      run.done = this.#loop(run);
+      // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
+      run.first.catch(() => {});
+    }
     return run.first;
   }
 
