@@ -263,6 +263,7 @@ export class Client {
           try {
             await s.ready;
             established = true;
+            attempt = 0;
             this.#update({ status: 'connected', lastError: null, refused: null });
             run.settle(s);
           } catch {
@@ -274,7 +275,6 @@ export class Client {
           if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || !opened.fallBack || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
         }
-        if (established) attempt = 0;
       } catch (e) {
         // A connector rejects with a TransportError; anything else failed the handshake.
         err = e instanceof TransportError ? e : new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
