@@ -404,7 +404,7 @@ export class Session {
     } catch (e) {
       // A write failing because the session ended fails once the Conn
       // recorded the end, so this close then does nothing (the first close wins).
-      this.close(CloseProtocolError, e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e));
+      this.close(CloseProtocolError, e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : `emit stream: ${describeError(e)}`);
     }
   }
 
