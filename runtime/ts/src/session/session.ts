@@ -134,7 +134,7 @@ function slotContent(ev: CompiledEvent, result: boolean, codec: number, b: Uint8
   try {
     return utf8Decode(b);
   } catch {
-    throw protocolError(slotOf(ev, result) + ' is not UTF-8');
+    throw protocolError(`${slotOf(ev, result)} is not UTF-8`);
   }
 }
 
