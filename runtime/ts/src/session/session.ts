@@ -589,7 +589,7 @@ export class Session {
       const reason: unknown = signal?.reason;
       return fail(
         signal?.aborted
-          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? `: ${reason.message}` : ''}`, {
               cause: reason,
               remedy: 'Nothing to do.',
             })
