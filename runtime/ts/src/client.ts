@@ -103,13 +103,14 @@ export class Client {
    * server refuses, or close() is called.
    */
   connect(): Promise<void> {
-    if (this.#run && !this.#run.stopped) return this.#run.first;
-    const run = new Run();
-    this.#run = run;
-    this.#update({ status: 'connecting', lastError: null, refused: null });
-    run.done = this.#loop(run);
-    // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
-    run.first.catch(() => {});
+    let run = this.#run;
+    if (!run || run.stopped) {
+      run = this.#run = new Run();
+      this.#update({ status: 'connecting', lastError: null, refused: null });
+      run.done = this.#loop(run);
+      // connect()'s caller may not await it (fire and forget); the error is in the snapshot too.
+      run.first.catch(() => {});
+    }
     return run.first;
   }
 
@@ -125,7 +126,7 @@ export class Client {
     if (!run.stopped) {
       // The run stops: its attempt is abandoned, what waits for a session fails.
       run.stopped = [n, reason];
-      run.abort.abort();
+      run.abort();
       run.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     }
     const s = this.#session;
@@ -224,9 +225,6 @@ export class Client {
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
     const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
-    // Rooms compare by content (as JSON text: an array of strings): the same rooms keep the same (frozen) array;
-    // other rooms freeze the array given, which a session's rooms() built for this update alone.
-    if (next.rooms !== cur.rooms) next.rooms = JSON.stringify(next.rooms) === JSON.stringify(cur.rooms) ? cur.rooms : Object.freeze(next.rooms);
     if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
     this.#snapshot = Object.freeze(next);
     // The listeners are the application's code: one that throws is reported
@@ -249,7 +247,7 @@ export class Client {
       let err!: TransportError;
       let established = false;
       try {
-        const ctx = { clock: this.#clock, signal: run.abort.signal };
+        const ctx = { clock: this.#clock, signal: run.signal };
         let opened = await this.#connector.open(ctx);
         for (;;) {
           if (run.stopped) {
@@ -257,14 +255,15 @@ export class Client {
             break;
           }
           // One session, run to its end.
-          const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, () => {
-            if (this.#session === s) this.#update({ rooms: s.rooms() });
+          const s = new Session(opened.conn, this.#contract, this.#clock, this.#handlers, (rooms) => {
+            if (this.#session === s) this.#update({ rooms });
           });
           this.#session = s;
           this.#update({ transport: opened.conn.mapping, fallbackReason: opened.fallbackReason, rooms: noRooms });
           try {
             await s.ready;
             established = true;
+            attempt = 0;
             this.#update({ status: 'connected', lastError: null, refused: null });
             run.settle(s);
           } catch {
@@ -276,7 +275,6 @@ export class Client {
           if (established || err.code !== 'WT_HANDSHAKE_TIMEOUT' || !opened.fallBack || run.stopped) break;
           opened = await opened.fallBack(err, ctx);
         }
-        if (established) attempt = 0;
       } catch (e) {
         // A connector rejects with a TransportError; anything else failed the handshake.
         err = e instanceof TransportError ? e : new TransportError('WT_HANDSHAKE_FAILED', describeError(e), { cause: e });
@@ -293,7 +291,7 @@ export class Client {
       }
       this.#update({ status: 'connecting' });
       // The stop aborts the run's signal, which ends the wait.
-      if ((await outcomeWithin(this.#clock, backoff(this.#reconnect, attempt++), never, run.abort.signal)) === 'aborted') break;
+      if ((await outcomeWithin(this.#clock, backoff(this.#reconnect, attempt++), never, run.signal)) === 'aborted') break;
     }
     // Whatever waited for a session has its answer by now: a session, the
     // failure that ended the run, or the stop.
@@ -316,9 +314,8 @@ export function backoff(r: ReconnectOptions, attempt: number): number {
   return lo + (r.random ?? Math.random)() * (step - lo);
 }
 
-/** One connect()…close() run of the client. */
-class Run {
-  readonly abort = new AbortController();
+/** One connect()…close() run of the client; stopping it aborts its signal, which abandons its attempt and its waits. */
+class Run extends AbortController {
   /** The close the run was stopped with (its code and reason); undefined while it runs. */
   declare stopped: [code: number, reason: string] | undefined;
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */

@@ -129,12 +129,12 @@ function encodeValue(ev: CompiledEvent, value: unknown, keepText?: boolean): str
  */
 function slotContent(ev: CompiledEvent, result: boolean, codec: number, b: Uint8Array): string | Uint8Array {
   const want = result ? ev.resultCodec : ev.payloadCodec;
-  if (codec !== want) protocolFault(`${slotOf(ev, result)} is ${codecName(want)}, not ${codecName(codec)}`);
+  if (codec !== want) throw protocolError(`${slotOf(ev, result)} is ${codecName(want)}, not ${codecName(codec)}`);
   if (codec === CodecBytes) return b;
   try {
     return utf8Decode(b);
   } catch {
-    return protocolFault(slotOf(ev, result) + ' is not UTF-8');
+    throw protocolError(`${slotOf(ev, result)} is not UTF-8`);
   }
 }
 
@@ -189,16 +189,17 @@ export class Session {
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
-  readonly #onChange: () => void;
+  readonly #onRooms: (rooms: readonly string[]) => void;
 
   /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
   #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
   #rejectEstablished!: (e: TransportError) => void;
+  /** What the session's end settles: each call's, which the call removes as it finishes. */
   readonly #endListeners = new Set<() => void>();
 
-  // The emit queue (§9): the frames not yet taken by the writer, three
-  // entries each: type << 8 | codec, the event id, and the payload, JSON
+  // The emit queue (§9): the frames not yet taken by the writer, four
+  // entries each: type, codec, event id and payload (checkFrame's), JSON
   // still as text, so a batch encodes every header and text straight into
   // the buffer it writes. The writer takes the array whole, so the queue is
   // free for new emits while it writes.
@@ -207,7 +208,8 @@ export class Session {
 
   readonly #ring: DatagramRing;
   readonly #gate: SequenceGate;
-  readonly #seqs = new Map<number, number>();
+  /** The last sequence sent, by event id. */
+  readonly #seqs: Record<number, number> = {};
   readonly #roomSet = new Set<string>();
 
   // The ring counts its drops here too; the queue depth stays 0: stats() reads it from the queue.
@@ -216,18 +218,18 @@ export class Session {
   /**
    * A session over conn, for its client: clock times every deadline of the
    * session; handlers are the client's by event name (shared by every
-   * session of a client, so a reconnect keeps them); onChange is called
-   * whenever the rooms view or the session's state changed (never during
-   * the constructor), and must not throw, or the loop that read the frame
-   * takes it for the peer's fault. The session runs at once.
+   * session of a client, so a reconnect keeps them); onRooms is given the
+   * client's view of its own rooms (§6.5), sorted and frozen, whenever a
+   * JOIN or LEAVE changed it, and must not throw, or the loop that read the
+   * frame takes it for the peer's fault. The session runs at once.
    */
-  constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onChange: () => void) {
+  constructor(conn: Conn, contract: CompiledContract, clock: Clock, handlers: ReadonlyMap<string, ReadonlySet<Handler>>, onRooms: (rooms: readonly string[]) => void) {
     this.#conn = conn;
     this.#ws = conn.mapping === 'websocket';
     this.#contract = contract;
     this.#clock = clock;
     this.#handlers = handlers;
-    this.#onChange = onChange;
+    this.#onRooms = onRooms;
     this.#ring = new DatagramRing(clock, this.#counters);
     this.#gate = new SequenceGate(clock);
     this.ready = new Promise<void>((resolve, reject) => {
@@ -243,9 +245,7 @@ export class Session {
       this.#q = [];
       this.#ring.clear();
       this.#wake();
-      for (const l of [...this.#endListeners]) l();
-      this.#endListeners.clear();
-      this.#onChange();
+      this.#endListeners.forEach((l) => l());
       return err;
     });
     // The session runs from here: the reliability check, then the handshake
@@ -272,11 +272,6 @@ export class Session {
     if (this.#conn.acceptCall) void this.#answerCalls();
   }
 
-  /** The client's view of its own rooms (§6.5), sorted. */
-  rooms(): string[] {
-    return [...this.#roomSet].sort();
-  }
-
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
   close(code: number, reason: string): void {
     // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
@@ -284,7 +279,7 @@ export class Session {
   }
 
   stats(): Stats {
-    return { ...this.#counters, emitQueueDepth: this.#q.length / 3 };
+    return { ...this.#counters, emitQueueDepth: this.#q.length / 4 };
   }
 
   /** Closes for a fault on the emit lane (§5.5): the error's own §10.2 code, else WT_PROTOCOL_ERROR. */
@@ -318,12 +313,12 @@ export class Session {
     if (ev.lane === 'reliable') {
       const payload = encodeValue(ev, value, true);
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
-      if (this.#q.length === 3 * EmitQueueFrames) {
+      if (this.#q.length === 4 * EmitQueueFrames) {
         const reason = `emit queue over ${EmitQueueFrames} frames`;
         this.close(ClosePeerTooSlow, reason);
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
       }
-      this.#q.push((FrameEmit << 8) | ev.payloadCodec, ev.id, payload);
+      this.#q.push(FrameEmit, ev.payloadCodec, ev.id, payload);
       return this.#wake();
     }
     const payload = encodeValue(ev, value) as Uint8Array;
@@ -332,8 +327,7 @@ export class Session {
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
     }
-    const seq = nextSeq(this.#seqs.get(ev.id) ?? 0);
-    this.#seqs.set(ev.id, seq);
+    const seq = (this.#seqs[ev.id] = nextSeq(this.#seqs[ev.id] ?? 0));
     const b = new Uint8Array(DatagramHeaderLen + payload.length);
     putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
     b.set(payload, DatagramHeaderLen);
@@ -351,6 +345,8 @@ export class Session {
 
   #wake(): void {
     // Resolving runs the writer later, so it never sees the old resolver.
+    // Cleared, later emits skip the call: calling a settled promise's
+    // resolver for each emit costs a third of the engine's emit rate.
     this.#wakeWriter?.();
     this.#wakeWriter = undefined;
   }
@@ -368,25 +364,11 @@ export class Session {
     try {
       const st = await this.#conn.openEmit();
       const batch = new Uint8Array(emitFlushAt);
-      await st.write(encodeFrame(FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })));
-      while (!this.endError) {
-        if (!this.#q.length && (!this.#ws || !this.#ring.length)) {
-          await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
-          continue;
-        }
-        // Take the frames: the queue is free for new emits while this batch is written.
-        const q = this.#q;
-        this.#q = [];
-        if (this.#ws) {
-          // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
-          for (let room = DatagramLaneMark - q.length / 3, d; room-- > 0 && (d = this.#ring.pop()); ) {
-            q.push((FrameDatagram << 8) | CodecJson, 0, d);
-          }
-        }
+      // The first batch is the handshake alone.
+      for (let q: Array<number | string | Uint8Array> = [FrameHandshake, CodecJson, 0, encodeHandshake({ v: ProtocolVersion, feat: [], events: this.#contract.table })]; ; ) {
         let off = 0;
-        for (let j = 0; j < q.length; j += 3) {
-          const h = q[j] as number;
-          const p = q[j + 2] as string | Uint8Array;
+        for (let j = 0; j < q.length; j += 4) {
+          const p = q[j + 3] as string | Uint8Array;
           // The most this frame can take: at most 3 bytes per UTF-16 unit.
           const most = HeaderLen + (typeof p === 'string' ? 3 * p.length : p.length);
           if (off && off + most > emitFlushAt) {
@@ -394,21 +376,35 @@ export class Session {
             off = 0;
           }
           if (most > emitFlushAt) {
-            await st.write(encodeFrame(h >> 8, h & 0xff, q[j + 1] as number, p as Uint8Array)); // a larger frame alone
+            await st.write(encodeFrame(q[j] as number, q[j + 1] as number, q[j + 2] as number, p as Uint8Array)); // a larger frame alone
             continue;
           }
           let n = p.length;
           if (typeof p === 'string') n = utf8Into(p, batch, off + HeaderLen);
           else batch.set(p, off + HeaderLen);
-          putHeader(batch, off, h >> 8, h & 0xff, q[j + 1] as number, n);
+          putHeader(batch, off, q[j] as number, q[j + 1] as number, q[j + 2] as number, n);
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
+        // Nothing to write: wait, until the session's end (which empties the queue and the ring).
+        while (!this.#q.length && (!this.#ws || !this.#ring.length)) {
+          if (this.endError) return;
+          await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
+        }
+        // Take the frames: the queue is free for new emits while this batch is written.
+        q = this.#q;
+        this.#q = [];
+        if (this.#ws) {
+          // §3.3: a DATAGRAM frame's header carries codec 0x01 and event id 0.
+          for (let room = DatagramLaneMark - q.length / 4, d; room-- > 0 && (d = this.#ring.pop()); ) {
+            q.push(FrameDatagram, CodecJson, 0, d);
+          }
+        }
       }
     } catch (e) {
       // A write failing because the session ended fails once the Conn
       // recorded the end, so this close then does nothing (the first close wins).
-      this.close(CloseProtocolError, e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : 'emit stream: ' + describeError(e));
+      this.close(CloseProtocolError, e instanceof StreamResetError ? `emit stream stopped, code ${e.code ?? '?'}` : `emit stream: ${describeError(e)}`);
     }
   }
 
@@ -428,22 +424,32 @@ export class Session {
         const t = f.type;
         // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
         if (this.#hsAccepted === undefined) {
-          if (t !== FrameHandshake) protocolFault(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
-          this.#acceptHandshake(f.payload);
+          if (t !== FrameHandshake) throw protocolError(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
+          // §4.2–§4.4: version first, then the event table (fatal on conflict), then features.
+          const h = decodeHandshake(f.payload);
+          if (h.v !== ProtocolVersion) {
+            throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${h.v} at the peer`);
+          }
+          compareTables(this.#contract.table, h.events);
+          // Version 0 implements no feature token (§4.2): nothing to negotiate.
+          this.#hsAccepted = true;
+          this.#resolveEstablished();
         } else if (t === FrameEmit) {
           this.#receive(f, false);
         } else if (t === FrameJoin || t === FrameLeave) {
           const room = parseRoom(f.payload);
           // A change only: joining a room held, or leaving one not held, changes nothing.
-          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) this.#onChange();
+          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) {
+            this.#onRooms(Object.freeze([...this.#roomSet].sort()));
+          }
         } else if (t === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
         } else {
-          protocolFault(`${frameTypeName(t)} on the emit stream`);
+          throw protocolError(`${frameTypeName(t)} on the emit stream`);
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
-      if (!dec.empty) protocolFault("peer's emit stream ended mid-frame");
+      if (!dec.empty) throw protocolError("peer's emit stream ended mid-frame");
     } catch (e) {
       // The peer's fault, thrown where it was found, or its reset of the
       // stream. A Conn fails for the session's end only once it recorded
@@ -452,60 +458,11 @@ export class Session {
     }
   }
 
-  /** Applies §4.2–§4.4 to the server's frame 0: version first, then the event table (fatal on conflict), then features. */
-  #acceptHandshake(payload: Uint8Array): void {
-    const h = decodeHandshake(payload);
-    if (h.v !== ProtocolVersion) {
-      throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${h.v} at the peer`);
-    }
-    compareTables(this.#contract.table, h.events);
-    // Version 0 implements no feature token (§4.2): nothing to negotiate.
-    this.#hsAccepted = true;
-    this.#resolveEstablished();
-    this.#onChange();
-  }
-
-  /**
-   * The per-message rules an EMIT and a datagram share (§5.3, §5.4, §7.3):
-   * an unknown id is dropped and counted; an event other than an emit of
-   * the message's lane, or a payload its slot refuses (codec, UTF-8), is the
-   * peer's fault; an event the server does not send, and a datagram the
-   * gate finds stale, are dropped and counted, as is a value the event's
-   * decode hook or validator refuses. The rest goes to the handlers.
-   */
-  #receive(m: Frame | Datagram, datagram: boolean): void {
-    const ev = this.#contract.byId.get(m.eventId);
-    if (!ev) return void this.#counters.unknownDropped++;
-    if (ev.shape !== 'emit' || (ev.lane === 'unreliable') !== datagram) protocolFault(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
-    const content = slotContent(ev, false, m.codec, m.payload);
-    if (!ev.sentByServer) return void this.#counters.directionDropped++;
-    if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) return void this.#counters.staleReceived++;
-    let value: unknown;
-    try {
-      value = decodeValue(ev, content, false);
-    } catch {
-      this.#counters.validationDropped++;
-      return;
-    }
-    // A copy: a handler may unsubscribe itself or another.
-    for (const h of [...(this.#handlers.get(ev.name) ?? [])]) {
-      try {
-        h(value);
-      } catch (e) {
-        // A typed handler's refusal of the value is counted; the
-        // application's own failure is reported as an uncaught error would
-        // be, without stopping the session's reader.
-        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') this.#counters.validationDropped++;
-        else reportError(e);
-      }
-    }
-  }
-
   /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
   async #receiveDatagrams(): Promise<void> {
     const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b = await receive(); b && !this.endError; b = await receive()) {
+      for (let b; (b = await receive()) && !this.endError; ) {
         if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
@@ -522,70 +479,45 @@ export class Session {
     try {
       d = parseDatagram(b);
     } catch {
-      this.#counters.malformedDropped++;
-      return;
+      return void this.#counters.malformedDropped++;
     }
     // Shorter than the header: a probe or nothing (§7.2).
     if (d) this.#receive(d, true);
   }
 
-  // ---- calls the server opens -----------------------------------------
-  // Calls are the client's to make (§3.2, §4.3: a call declares no
-  // direction), but a client still answers a call stream the server opens,
-  // with the CALL_ERROR that says why (§6.4), rather than leaving it open;
-  // past MaxCalls at once it resets the stream WT_TOO_MANY_STREAMS without
-  // reading it (§10.1). As the Go runtime's client does where a transport
-  // delivers such a stream; over WebTransport a Go client grants the server
-  // no bidirectional stream credit at all, which a browser cannot.
-
-  async #answerCalls(): Promise<void> {
-    const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
-    let answering = 0;
-    // Until the Conn gives null, which it does once the session ended: a
-    // stream it gave as the session ended is abandoned when its answer fails.
-    for (let st; (st = await accept().catch(() => null)); ) {
-      if (answering >= MaxCalls) {
-        st.stop(ResetTooManyStreams);
-        st.reset(ResetTooManyStreams);
-      } else {
-        answering++;
-        void this.#answerCall(st).finally(() => answering--);
+  /**
+   * The per-message rules an EMIT and a datagram share (§5.3, §5.4, §7.3):
+   * an unknown id is dropped and counted; an event other than an emit of
+   * the message's lane, or a payload its slot refuses (codec, UTF-8), is the
+   * peer's fault; an event the server does not send, and a datagram the
+   * gate finds stale, are dropped and counted, as is a value the event's
+   * decode hook or validator refuses. The rest goes to the handlers.
+   */
+  #receive(m: Frame | Datagram, datagram: boolean): void {
+    const ev = this.#contract.byId.get(m.eventId);
+    if (!ev) return void this.#counters.unknownDropped++;
+    if (ev.shape !== 'emit' || (ev.lane === 'unreliable') !== datagram) throw protocolError(`${datagram ? 'datagram' : 'EMIT'} of ${ev.lane} ${ev.shape} '${ev.name}'`);
+    const content = slotContent(ev, false, m.codec, m.payload);
+    if (!ev.sentByServer) return void this.#counters.directionDropped++;
+    if (datagram && !this.#gate.accept((m as Datagram).origin, m.eventId, (m as Datagram).seq)) return void this.#counters.staleReceived++;
+    let value: unknown;
+    try {
+      value = decodeValue(ev, content, false);
+    } catch {
+      return void this.#counters.validationDropped++;
+    }
+    // A copy: a handler may unsubscribe itself or another.
+    for (const h of [...(this.#handlers.get(ev.name) ?? [])]) {
+      try {
+        h(value);
+      } catch (e) {
+        // A typed handler's refusal of the value is counted; the
+        // application's own failure is reported as an uncaught error would
+        // be, without stopping the session's reader.
+        if (e instanceof TransportError && e.code === 'WT_VALIDATION_FAILED') this.#counters.validationDropped++;
+        else reportError(e);
       }
     }
-  }
-
-  /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
-  async #answerCall(st: CallStream): Promise<void> {
-    // The request once read whole; undefined while it is not.
-    let f: Frame | null | undefined;
-    try {
-      // A read the deadline cut short fails once the stream is stopped
-      // below, which the race has handled.
-      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
-      if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
-      if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
-      if (f.type !== FrameCallRequest) protocolFault(`call opened by ${frameTypeName(f.type)}`);
-      const ev = this.#contract.byId.get(f.eventId);
-      if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
-      if (ev.shape === 'emit') protocolFault(`'${ev.name}' is emit, not a call`);
-      // A request its slot refuses is named as such; one it takes is still
-      // the server calling, which only clients do (§3.2).
-      slotContent(ev, false, f.codec, f.payload);
-      this.#counters.directionDropped++;
-      protocolFault(`'${ev.name}' is a call: only clients call`);
-    } catch (e) {
-      // Every request is answered with why it is refused. An oversized
-      // frame (§5.1), a stream reset or cut short, or the session's end
-      // leave nothing to answer; after lost framing or a late request
-      // nothing more is read.
-      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
-      // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
-      const answer = encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e));
-      Promise.all([st.write(answer), st.close()]).catch(() => abandon(st));
-      if (!f) return st.stop(ResetAborted);
-    }
-    // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
-    while (await st.read().catch(() => null));
   }
 
   // ---- calls ----------------------------------------------------------
@@ -645,6 +577,7 @@ export class Session {
     interrupted.catch(() => {});
     // Settles the call with err, whatever it waits on, once; returns the first failure.
     const fail = (err: TransportError): TransportError => {
+      if (st) abandon(st);
       interrupt((settled ??= err));
       return settled;
     };
@@ -653,11 +586,10 @@ export class Session {
     // abandons its stream: what the signal's and the end's listeners do, and
     // what op does at once when either came before.
     const halt = (): TransportError => {
-      if (st) abandon(st);
       const reason: unknown = signal?.reason;
       return fail(
         signal?.aborted
-          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? ': ' + reason.message : ''}`, {
+          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? `: ${reason.message}` : ''}`, {
               cause: reason,
               remedy: 'Nothing to do.',
             })
@@ -669,11 +601,7 @@ export class Session {
     // responder. An abort settled the call already (halt), through its
     // listener or through op, which every call runs first.
     const failed = (e: unknown): TransportError => {
-      if (settled) return settled;
       if (this.endError) return halt();
-      // Abandoning the stream fails what waits on its halves later (their
-      // rejections are handled on later ticks): this failure comes first.
-      if (st) abandon(st);
       return fail(
         e instanceof StreamResetError
           ? e.code === ResetTooManyStreams
@@ -711,31 +639,31 @@ export class Session {
     try {
       // A call made before the server's handshake arrived waits for it.
       await op(() => this.ready);
-      const s = (st = await op(openCall));
+      st = await op(openCall);
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
       // of either fails the call.
-      (fin ? Promise.all([s.write(req), s.close()]) : s.write(req)).catch(failedAsync);
+      Promise.all([st.write(req), fin && st.close()]).catch(failedAsync);
       const dec = new FrameDecoder();
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => s.read())).catch((e: unknown) => { throw failed(e); })); ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => st!.read())).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
           // Unknown codes are kept as they are.
           finished = true;
-          if (!fin) s.close().catch(() => {});
-          s.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
+          if (!fin) st.close().catch(() => {});
+          st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
           const ce = parseCallError(f.payload);
           throw new TransportError(ce.code as CodeName, ce.message);
         }
         // The content of a CALL_RESPONSE in the call's slot (§5.3, §6.3);
         // anything else, or a response its slot refuses, is WT_PROTOCOL_ERROR
         // (§5.2, §5.3), and the stream is abandoned below.
-        if (f.type !== FrameCallResponse) protocolFault(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
+        if (f.type !== FrameCallResponse) throw protocolError(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
         yield slotContent(ev, true, f.codec, f.payload);
         // The loop came back for more: the element was consumed.
         if (!fin && ++consumed === CreditBatch) {
@@ -743,17 +671,75 @@ export class Session {
           // One batch's CALL_CREDIT, never above the initial window (§6.6), in
           // a fresh buffer (the transport owns it). A failed grant shows up
           // as the next read's error.
-          s.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
+          st.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
       if (!dec.empty) throw failed(new Error('stream ended mid-frame'));
       finished = true;
-      if (!fin) await s.close().catch(() => {}); // the sequence is complete
+      if (!fin) await st.close().catch(() => {}); // the sequence is complete
     } finally {
       if (st && !finished) abandon(st);
       signal?.removeEventListener('abort', halt);
       this.#endListeners.delete(halt);
     }
+  }
+
+  // ---- calls the server opens -----------------------------------------
+  // Calls are the client's to make (§3.2, §4.3: a call declares no
+  // direction), but a client still answers a call stream the server opens,
+  // with the CALL_ERROR that says why (§6.4), rather than leaving it open;
+  // past MaxCalls at once it resets the stream WT_TOO_MANY_STREAMS without
+  // reading it (§10.1). As the Go runtime's client does where a transport
+  // delivers such a stream; over WebTransport a Go client grants the server
+  // no bidirectional stream credit at all, which a browser cannot.
+
+  async #answerCalls(): Promise<void> {
+    const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
+    let answering = 0;
+    // Until the Conn gives null, which it does once the session ended: a
+    // stream it gave as the session ended is abandoned when its answer fails.
+    for (let st; (st = await accept().catch(() => null)); ) {
+      if (answering >= MaxCalls) {
+        st.stop(ResetTooManyStreams);
+        st.reset(ResetTooManyStreams);
+      } else {
+        answering++;
+        void this.#answerCall(st).finally(() => answering--);
+      }
+    }
+  }
+
+  /** Reads the first frame of a call stream the server opened (within RequestTimeout) and answers it with a CALL_ERROR. */
+  async #answerCall(st: CallStream): Promise<void> {
+    // The request once read whole; undefined while it is not.
+    let f: Frame | null | undefined;
+    try {
+      // A read the deadline cut short fails once the stream is stopped
+      // below, which the race has handled.
+      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
+      if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
+      if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
+      if (f.type !== FrameCallRequest) throw protocolError(`call opened by ${frameTypeName(f.type)}`);
+      const ev = this.#contract.byId.get(f.eventId);
+      if (!ev) throw new TransportError('WT_UNKNOWN_EVENT', `id ${f.eventId} is not in ${this.#contract.name}`);
+      if (ev.shape === 'emit') throw protocolError(`'${ev.name}' is emit, not a call`);
+      // A request its slot refuses is named as such; one it takes is still
+      // the server calling, which only clients do (§3.2).
+      slotContent(ev, false, f.codec, f.payload);
+      this.#counters.directionDropped++;
+      throw protocolError(`'${ev.name}' is a call: only clients call`);
+    } catch (e) {
+      // Every request is answered with why it is refused. An oversized
+      // frame (§5.1), a stream reset or cut short, or the session's end
+      // leave nothing to answer; after lost framing or a late request
+      // nothing more is read.
+      if (!(e instanceof TransportError) || e.code === 'WT_PAYLOAD_TOO_LARGE' || this.endError) return abandon(st);
+      // A CALL_ERROR (§6.4) and FIN; a failed write abandons the stream.
+      Promise.all([st.write(encodeFrame(FrameCallError, CodecJson, 0, encodeCallError(e))), st.close()]).catch(() => abandon(st));
+      if (!f) return st.stop(ResetAborted);
+    }
+    // A whole request was answered: read to the end, discarding what the peer still sends (as the Go runtime's drain).
+    while (await st.read().catch(() => null));
   }
 }
 
@@ -785,15 +771,10 @@ function abandon(st: CallStream): void {
   }
 }
 
-/** Throws the peer's fault, WT_PROTOCOL_ERROR, where it is found: on the emit and datagram lanes it closes the session (§5.5), on a call stream the server opened it is the answer. */
-function protocolFault(reason: string): never {
-  throw protocolError(reason);
-}
-
 /** Reports the application's own failure (a handler's, a listener's) as an uncaught error would be, without stopping what called it. */
 export function reportError(e: unknown): void {
   const report = (globalThis as { reportError?: (e: unknown) => void }).reportError;
-  if (typeof report === 'function') report(e);
+  if (report) report(e);
   else
     queueMicrotask(() => {
       throw e;
