@@ -125,8 +125,9 @@ function closeQuietly(transport: WebTransport, closeCode?: number, reason?: stri
  * ending, or Firefox, which reports a reset as a TypeError with no code.
  */
 function streamErrorCode(err: unknown): number | undefined {
-  const e = err as { source?: unknown; streamErrorCode?: unknown } | null | undefined;
-  return typeof e?.streamErrorCode === 'number' && e.source !== 'session' ? e.streamErrorCode : undefined;
+  type StreamError = { source?: unknown; streamErrorCode?: unknown } | null | undefined;
+  const code = (err as StreamError)?.streamErrorCode;
+  return typeof code === 'number' && (err as StreamError)!.source !== 'session' ? code : undefined;
 }
 
 /**
