@@ -85,9 +85,10 @@ function decodeEvents(raw: unknown): EventEntry[] {
   // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
   const seen = new Map<string | number, unknown>();
   return jsonArray(raw, "'events'").map((row, i) => {
-    const cells = jsonArray(row, `events[${i}]`);
-    if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
-    const name = jsonString(cells[0], `events[${i}] name`);
+    const at = `events[${i}]`;
+    const cells = jsonArray(row, at);
+    if (cells.length !== 3) throw new Error(at + ' is not [name, id, lane]');
+    const name = jsonString(cells[0], at + ' name');
     const event = `event ${quoteShort(name)}`;
     const id = cells[1] as number;
     expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
