@@ -203,7 +203,7 @@ class WebTransportConn implements Conn {
    * the readable has it); the session's end, once closed says how it
    * ended; otherwise a reset with an unknown code (Firefox), never a crash.
    */
-  async failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
+  async #failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
     const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
     if (outcome) return endedError(this.#info!);
@@ -211,7 +211,7 @@ class WebTransportConn implements Conn {
   }
 
   openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter()));
+    return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
   }
 
   acceptEmit(): Promise<ReceiveStream> {
@@ -219,11 +219,11 @@ class WebTransportConn implements Conn {
       // The peer opens exactly one (§3.1); any other waits unread.
       const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
       if (next.done) throw new Error('no stream');
-      return streamOf(this, undefined, next.value.getReader());
+      return this.#stream(undefined, next.value.getReader());
     });
   }
 
-  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
+  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
     if (this.#info) return null;
@@ -231,7 +231,7 @@ class WebTransportConn implements Conn {
     try {
       const next = await this.#incomingCalls.read();
       if (next.done) return null;
-      return bidiOf(this, next.value);
+      return this.#bidi(next.value);
     } catch {
       return null; // the session ended
     }
@@ -276,11 +276,62 @@ class WebTransportConn implements Conn {
     this.#end({ code, reason, remote: false, lost: false });
     closeQuietly(this.#t, code, reason);
   }
-}
 
-/** A call stream over a browser's bidirectional stream. */
-function bidiOf(c: WebTransportConn, bidi: WebTransportBidirectionalStream): CallStream {
-  return streamOf(c, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  /** A call stream over a browser's bidirectional stream. */
+  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
+    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  }
+
+  /**
+   * A stream as the engine sees it: its sending half (one writer for the
+   * stream's life), its receiving half (one reader), or both on a call
+   * stream. After this side's own reset or stop a half fails at once with
+   * it. On a call stream a half failing with no code takes the peer's code
+   * from the other half (Chromium fails a write on a reset stream with no
+   * code; the readable has it).
+   */
+  #stream(w: WritableStreamDefaultWriter<Uint8Array> | undefined, r?: ReadableStreamDefaultReader<Uint8Array>): CallStream {
+    let reset: StreamResetError | undefined;
+    let stopped: StreamResetError | undefined;
+    // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
+    // (receiving) half fails with one; never settles otherwise, nor after
+    // this side's own reset (stop).
+    const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
+    const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
+    const half = async <T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> => {
+      const own = local();
+      if (own) throw own;
+      try {
+        // The writer queues: a write is not held back behind the previous
+        // one's completion, and resolves once the stream took the bytes.
+        return await op();
+      } catch (err) {
+        throw local() ?? (await this.#failure(err, otherHalf));
+      }
+    };
+    // A half this stream lacks is never used: the engine writes only a
+    // sending half and reads only a receiving one.
+    return {
+      write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
+      close: () => half(() => reset, peerReset, () => w!.close()),
+      reset(code) {
+        if (reset) return;
+        reset = new StreamResetError(code, false);
+        w!.abort(resetReason(code)).catch(() => {});
+      },
+      async read() {
+        const next = await half(() => stopped, peerStopped, () => r!.read());
+        // A read this side's stop cut short ends done, which is no FIN.
+        if (stopped) throw stopped;
+        return next.done ? null : next.value;
+      },
+      stop(code) {
+        if (stopped) return;
+        stopped = new StreamResetError(code, false);
+        r!.cancel(resetReason(code)).catch(() => {});
+      },
+    };
+  }
 }
 
 /** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
@@ -294,57 +345,3 @@ function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<
   );
 }
 
-/**
- * A stream as the engine sees it: its sending half (one writer for the
- * stream's life), its receiving half (one reader), or both on a call
- * stream. After this side's own reset or stop a half fails at once with
- * it. On a call stream a half failing with no code takes the peer's code
- * from the other half (Chromium fails a write on a reset stream with no
- * code; the readable has it).
- */
-function streamOf(
-  c: WebTransportConn,
-  w: WritableStreamDefaultWriter<Uint8Array> | undefined,
-  r?: ReadableStreamDefaultReader<Uint8Array>,
-): CallStream {
-  let reset: StreamResetError | undefined;
-  let stopped: StreamResetError | undefined;
-  // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
-  // (receiving) half fails with one; never settles otherwise, nor after
-  // this side's own reset (stop).
-  const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
-  const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-  async function half<T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
-    const own = local();
-    if (own) throw own;
-    try {
-      // The writer queues: a write is not held back behind the previous
-      // one's completion, and resolves once the stream took the bytes.
-      return await op();
-    } catch (err) {
-      throw local() ?? (await c.failure(err, otherHalf));
-    }
-  }
-  // A half this stream lacks is never used: the engine writes only a
-  // sending half and reads only a receiving one.
-  return {
-    write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
-    close: () => half(() => reset, peerReset, () => w!.close()),
-    reset(code) {
-      if (reset) return;
-      reset = new StreamResetError(code, false);
-      w!.abort(resetReason(code)).catch(() => {});
-    },
-    async read() {
-      const next = await half(() => stopped, peerStopped, () => r!.read());
-      // A read this side's stop cut short ends done, which is no FIN.
-      if (stopped) throw stopped;
-      return next.done ? null : next.value;
-    },
-    stop(code) {
-      if (stopped) return;
-      stopped = new StreamResetError(code, false);
-      r!.cancel(resetReason(code)).catch(() => {});
-    },
-  };
-}
