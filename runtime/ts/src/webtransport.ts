@@ -151,9 +151,6 @@ function resetReason(code: number): unknown {
 
 /** One session over the browser's WebTransport. */
 class WebTransportConn implements Conn {
-  readonly mapping = 'webtransport' as const;
-  declare readonly closed: Promise<CloseInfo>;
-
   readonly #t: WebTransport;
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
@@ -162,6 +159,9 @@ class WebTransportConn implements Conn {
   #datagramsInFlight = 0;
   #datagramReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | undefined;
+
+  readonly mapping = 'webtransport' as const;
+  declare readonly closed: Promise<CloseInfo>;
 
   constructor(t: WebTransport, clock: Clock) {
     this.#t = t;
@@ -173,12 +173,6 @@ class WebTransportConn implements Conn {
       (ci) => this.#end({ code: ci.closeCode ?? CloseNoError, reason: ci.reason ?? '', remote: true, lost: false }),
       () => this.#end({ code: CloseNoError, reason: '', remote: false, lost: true }),
     );
-  }
-
-  #end(info: CloseInfo): void {
-    if (this.#info) return;
-    this.#info = info;
-    this.#resolveClosed(info);
   }
 
   /**
@@ -210,20 +204,12 @@ class WebTransportConn implements Conn {
     return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
   }
 
-  openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
-  }
-
-  acceptEmit(): Promise<ReceiveStream> {
-    return this.#op("accepting emit stream", async () => {
-      // The peer opens exactly one (§3.1); any other waits unread.
-      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
-      if (next.done) throw new Error('no stream');
-      return this.#stream(undefined, next.value.getReader());
-    });
-  }
-
   readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
+
+  /** A call stream over a browser's bidirectional stream. */
+  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
+    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  }
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
     if (this.#info) return null;
@@ -236,6 +222,19 @@ class WebTransportConn implements Conn {
       return null; // the session ended
     }
   };
+
+  openEmit(): Promise<SendStream> {
+    return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
+  }
+
+  acceptEmit(): Promise<ReceiveStream> {
+    return this.#op("accepting emit stream", async () => {
+      // The peer opens exactly one (§3.1); any other waits unread.
+      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
+      if (next.done) throw new Error('no stream');
+      return this.#stream(undefined, next.value.getReader());
+    });
+  }
 
   sendDatagram(queue: DatagramQueue): void {
     const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
@@ -277,9 +276,10 @@ class WebTransportConn implements Conn {
     closeQuietly(this.#t, code, reason);
   }
 
-  /** A call stream over a browser's bidirectional stream. */
-  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
-    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  #end(info: CloseInfo): void {
+    if (this.#info) return;
+    this.#info = info;
+    this.#resolveClosed(info);
   }
 
   /**
@@ -344,4 +344,3 @@ function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<
     },
   );
 }
-
