@@ -108,11 +108,6 @@ function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void 
 
 /** One session over a WebSocket. */
 class WebSocketConn implements Conn {
-  readonly mapping = 'websocket' as const;
-  declare readonly closed: Promise<CloseInfo>;
-  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
-  declare opening: ((outcome: string | null) => void) | undefined;
-
   readonly #sock: WebSocketLike;
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
@@ -127,6 +122,11 @@ class WebSocketConn implements Conn {
   // initialized, so #in is declared first (a later declaration would reset it).
   #in!: ReadableStreamDefaultController<Uint8Array>;
   readonly #reader = new ReadableStream<Uint8Array>({ start: (c) => (this.#in = c) }, { highWaterMark: MaxUnreadBytes, size: (b) => b.length }).getReader();
+
+  readonly mapping = 'websocket' as const;
+  declare readonly closed: Promise<CloseInfo>;
+  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
+  declare opening: ((outcome: string | null) => void) | undefined;
 
   constructor(sock: WebSocketLike, clock: Clock) {
     this.#sock = sock;
@@ -174,6 +174,19 @@ class WebSocketConn implements Conn {
     if (this.#end(lost)) closeSocket(this.#sock);
   }
 
+  /** Records how the session ended, fails what waits on it; the first end wins. */
+  #end(info: CloseInfo): boolean {
+    if (this.#info) return false;
+    this.#info = info;
+    this.#clock.clearTimeout(this.#liveness);
+    // What the peer sent before it closed stays readable; a local close
+    // drops it at once.
+    if (!info.remote && !info.lost) this.#in.error(endedError(info));
+    else this.#in.close();
+    this.#resolveClosed(info);
+    return true;
+  }
+
   #onMessage(data: unknown): void {
     if (this.#info) return;
     this.#lastRecv = this.#clock.now();
@@ -194,19 +207,6 @@ class WebSocketConn implements Conn {
     if ((this.#in.desiredSize as number) < 0) {
       this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
     }
-  }
-
-  /** Records how the session ended, fails what waits on it; the first end wins. */
-  #end(info: CloseInfo): boolean {
-    if (this.#info) return false;
-    this.#info = info;
-    this.#clock.clearTimeout(this.#liveness);
-    // What the peer sent before it closed stays readable; a local close
-    // drops it at once.
-    if (!info.remote && !info.lost) this.#in.error(endedError(info));
-    else this.#in.close();
-    this.#resolveClosed(info);
-    return true;
   }
 
   // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
@@ -254,25 +254,6 @@ class WebSocketConn implements Conn {
     return 0;
   }
 
-  /**
-   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
-   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
-   * character boundary (§3.3). The session is closed at once; the closing
-   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
-   * dropped, since a peer that stopped reading may never answer.
-   */
-  close(code: number, reason: string): void {
-    reason = cutReason(reason, MaxWebSocketReason);
-    if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    const sock = this.#sock;
-    closeSocket(sock, webSocketCloseCode(code), reason);
-    if (sock.terminate) {
-      this.#clock.setTimeout(() => {
-        if (sock.readyState !== CLOSED) sock.terminate?.();
-      }, CloseGraceMs);
-    }
-  }
-
   // A write failed, or the socket reported an error: its close event may
   // still be on its way and say why (a refusal, §4). Only if none comes
   // within CloseGraceMs is the session lost (§11: no code) here, and the
@@ -301,5 +282,24 @@ class WebSocketConn implements Conn {
     const next = await this.#reader.read();
     if (next.done) throw endedError(this.#info!);
     return next.value;
+  }
+
+  /**
+   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
+   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
+   * character boundary (§3.3). The session is closed at once; the closing
+   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
+   * dropped, since a peer that stopped reading may never answer.
+   */
+  close(code: number, reason: string): void {
+    reason = cutReason(reason, MaxWebSocketReason);
+    if (!this.#end({ code, reason, remote: false, lost: false })) return;
+    const sock = this.#sock;
+    closeSocket(sock, webSocketCloseCode(code), reason);
+    if (sock.terminate) {
+      this.#clock.setTimeout(() => {
+        if (sock.readyState !== CLOSED) sock.terminate?.();
+      }, CloseGraceMs);
+    }
   }
 }
