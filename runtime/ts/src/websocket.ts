@@ -50,61 +50,8 @@ export interface WebSocketOptions {
   readonly connectTimeoutMs?: number;
 }
 
-/**
- * A connector for the WebSocket mapping (§3.3) at url (ws:// or wss://). It
- * does no I/O until the client opens a session through it. A failed upgrade
- * is WT_HANDSHAKE_FAILED; a refusal arrives after the upgrade, as the
- * session's close (4007 carrying WT_UNAUTHORIZED and its reason, §4).
- */
-export function connectWebSocket(url: string, options: WebSocketOptions = {}): Connector {
-  return {
-    async open(ctx: ConnectContext): Promise<Opened> {
-      const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-      if (!Ctor) {
-        throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
-      }
-      const where = describeUrl(url);
-      if (!where || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
-        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
-      }
-      if (ctx.signal.aborted) throw abandoned();
-      let sock: WebSocketLike;
-      try {
-        sock = new Ctor(url);
-      } catch (err) {
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
-      }
-      const conn = new WebSocketConn(sock, ctx.clock);
-      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-      // null once open; else why the socket failed (never ''), or outcomeWithin's 'timeout' or 'aborted'.
-      const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string | null>((done) => (conn.opening = done)), ctx.signal);
-      if (!outcome) return { conn, fallbackReason: null };
-      conn.abandon();
-      if (outcome === 'aborted') throw abandoned();
-      throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
-    },
-  };
-}
-
 /** How a session ends with no close from either side (§11). */
 const lost: CloseInfo = { code: CloseNoError, reason: '', remote: false, lost: true };
-
-/**
- * Closes a socket. A browser accepts only 1000 and 3000–4999, so 1011 (a
- * code §10.2 does not define) is sent without a code; a socket already
- * closing may throw.
- */
-function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void {
-  try {
-    sock.close(code, reason);
-  } catch {
-    try {
-      sock.close();
-    } catch {
-      // Already closing.
-    }
-  }
-}
 
 /** One session over a WebSocket. */
 class WebSocketConn implements Conn {
@@ -302,4 +249,57 @@ class WebSocketConn implements Conn {
       }, CloseGraceMs);
     }
   }
+}
+
+/**
+ * Closes a socket. A browser accepts only 1000 and 3000–4999, so 1011 (a
+ * code §10.2 does not define) is sent without a code; a socket already
+ * closing may throw.
+ */
+function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void {
+  try {
+    sock.close(code, reason);
+  } catch {
+    try {
+      sock.close();
+    } catch {
+      // Already closing.
+    }
+  }
+}
+
+/**
+ * A connector for the WebSocket mapping (§3.3) at url (ws:// or wss://). It
+ * does no I/O until the client opens a session through it. A failed upgrade
+ * is WT_HANDSHAKE_FAILED; a refusal arrives after the upgrade, as the
+ * session's close (4007 carrying WT_UNAUTHORIZED and its reason, §4).
+ */
+export function connectWebSocket(url: string, options: WebSocketOptions = {}): Connector {
+  return {
+    async open(ctx: ConnectContext): Promise<Opened> {
+      const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+      if (!Ctor) {
+        throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
+      }
+      const where = describeUrl(url);
+      if (!where || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
+      }
+      if (ctx.signal.aborted) throw abandoned();
+      let sock: WebSocketLike;
+      try {
+        sock = new Ctor(url);
+      } catch (err) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
+      }
+      const conn = new WebSocketConn(sock, ctx.clock);
+      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+      // null once open; else why the socket failed (never ''), or outcomeWithin's 'timeout' or 'aborted'.
+      const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string | null>((done) => (conn.opening = done)), ctx.signal);
+      if (!outcome) return { conn, fallbackReason: null };
+      conn.abandon();
+      if (outcome === 'aborted') throw abandoned();
+      throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+    },
+  };
 }

@@ -23,90 +23,6 @@ export interface WebTransportOptions {
   readonly connectTimeoutMs?: number;
 }
 
-/**
- * A connector for WebTransport sessions at url (https://host:port/path). It
- * does no I/O until the client opens a session through it. A session that
- * could not be had is WT_NO_SUPPORT (no WebTransport in this runtime),
- * WT_UDP_UNREACHABLE (the handshake failed but the origin answered HEAD
- * /.well-known/transport-io over HTTPS within 2000 ms) or
- * WT_HANDSHAKE_FAILED (§10.3); a session the browser reports reliable-only
- * is refused WT_RELIABILITY_REFUSED (§2). A refusal is not an open error:
- * the session opens and closes WT_UNAUTHORIZED (§4).
- */
-export function connectWebTransport(url: string, options: WebTransportOptions = {}): Connector {
-  return {
-    async open(ctx: ConnectContext): Promise<Opened> {
-      const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
-      if (typeof WT !== 'function') {
-        throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
-      }
-      const where = describeUrl(url);
-      if (!where || where.scheme !== 'https:') {
-        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
-      }
-      if (ctx.signal.aborted) throw abandoned();
-      const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
-      // The browser reads the hashes as it constructs the session: no copy.
-      if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
-      let transport: WebTransport;
-      try {
-        transport = new WT(url, init);
-      } catch (err) {
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${describeError(err)}`, {
-          cause: err,
-        });
-      }
-      // Whatever happens next, neither promise may reject unhandled.
-      transport.closed.catch(() => {});
-      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
-      // null once ready; else why not: [its error], 'timeout' or 'aborted'.
-      const outcome = await outcomeWithin(
-        ctx.clock,
-        timeoutMs,
-        transport.ready.then(
-          () => null,
-          (error: unknown) => [error] as const,
-        ),
-        ctx.signal,
-      );
-      if (outcome) {
-        closeQuietly(transport);
-        if (outcome === 'aborted') throw abandoned();
-        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome[0]);
-        // §10.3: whether the origin answers HEAD /.well-known/transport-io
-        // over HTTPS within ProbeTimeoutMs. The request never carries the
-        // session URL's query. From a page of another origin the answer is
-        // opaque (no-cors): that it came at all is what tells a blocked UDP
-        // path from a dead server.
-        if (typeof fetch === 'function' && !ctx.signal.aborted) {
-          const ac = new AbortController();
-          const answer = await outcomeWithin(
-            ctx.clock,
-            ProbeTimeoutMs,
-            fetch(where.origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
-              (rsp) => rsp.type === 'opaque' || rsp.ok,
-              () => false,
-            ),
-            ctx.signal,
-          );
-          // Late, abandoned or answered: the request is over.
-          ac.abort();
-          if (answer === true) throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
-        }
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
-      }
-      // §2: a session that would carry the unreliable lane reliably is refused,
-      // before the handshake. Chromium leaves reliability undefined.
-      if ((transport as { reliability?: string }).reliability === 'reliable-only') {
-        const reason = 'session is reliable-only';
-        closeQuietly(transport, CloseReliabilityRefused, reason);
-        throw new TransportError('WT_RELIABILITY_REFUSED', reason);
-      }
-      return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
-    },
-  };
-}
-
 // lib.dom's WebTransportOptions, writable.
 type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
 
@@ -343,4 +259,88 @@ function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<
       return code !== undefined && notLocal() ? code : never;
     },
   );
+}
+
+/**
+ * A connector for WebTransport sessions at url (https://host:port/path). It
+ * does no I/O until the client opens a session through it. A session that
+ * could not be had is WT_NO_SUPPORT (no WebTransport in this runtime),
+ * WT_UDP_UNREACHABLE (the handshake failed but the origin answered HEAD
+ * /.well-known/transport-io over HTTPS within 2000 ms) or
+ * WT_HANDSHAKE_FAILED (§10.3); a session the browser reports reliable-only
+ * is refused WT_RELIABILITY_REFUSED (§2). A refusal is not an open error:
+ * the session opens and closes WT_UNAUTHORIZED (§4).
+ */
+export function connectWebTransport(url: string, options: WebTransportOptions = {}): Connector {
+  return {
+    async open(ctx: ConnectContext): Promise<Opened> {
+      const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
+      if (typeof WT !== 'function') {
+        throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
+      }
+      const where = describeUrl(url);
+      if (!where || where.scheme !== 'https:') {
+        throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
+      }
+      if (ctx.signal.aborted) throw abandoned();
+      const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
+      // The browser reads the hashes as it constructs the session: no copy.
+      if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
+      let transport: WebTransport;
+      try {
+        transport = new WT(url, init);
+      } catch (err) {
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${describeError(err)}`, {
+          cause: err,
+        });
+      }
+      // Whatever happens next, neither promise may reject unhandled.
+      transport.closed.catch(() => {});
+      const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
+      // null once ready; else why not: [its error], 'timeout' or 'aborted'.
+      const outcome = await outcomeWithin(
+        ctx.clock,
+        timeoutMs,
+        transport.ready.then(
+          () => null,
+          (error: unknown) => [error] as const,
+        ),
+        ctx.signal,
+      );
+      if (outcome) {
+        closeQuietly(transport);
+        if (outcome === 'aborted') throw abandoned();
+        const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome[0]);
+        // §10.3: whether the origin answers HEAD /.well-known/transport-io
+        // over HTTPS within ProbeTimeoutMs. The request never carries the
+        // session URL's query. From a page of another origin the answer is
+        // opaque (no-cors): that it came at all is what tells a blocked UDP
+        // path from a dead server.
+        if (typeof fetch === 'function' && !ctx.signal.aborted) {
+          const ac = new AbortController();
+          const answer = await outcomeWithin(
+            ctx.clock,
+            ProbeTimeoutMs,
+            fetch(where.origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
+              (rsp) => rsp.type === 'opaque' || rsp.ok,
+              () => false,
+            ),
+            ctx.signal,
+          );
+          // Late, abandoned or answered: the request is over.
+          ac.abort();
+          if (answer === true) throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
+        }
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
+      }
+      // §2: a session that would carry the unreliable lane reliably is refused,
+      // before the handshake. Chromium leaves reliability undefined.
+      if ((transport as { reliability?: string }).reliability === 'reliable-only') {
+        const reason = 'session is reliable-only';
+        closeQuietly(transport, CloseReliabilityRefused, reason);
+        throw new TransportError('WT_RELIABILITY_REFUSED', reason);
+      }
+      return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
+    },
+  };
 }
