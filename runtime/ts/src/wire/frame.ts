@@ -169,11 +169,12 @@ export function getU32(b: Uint8Array, off: number): number {
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
   // is used as it is (no copy); bytes are copied only to join chunks, into
-  // a buffer this decoder owns and grows at most to the frame's size.
+  // a buffer this decoder owns and grows at most to the frame's size. A
+  // chunk in use ends at end, so it has no room: the next chunk is never
+  // written into it, but joined with what it holds in a buffer of their own.
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  #owned: boolean | undefined;
   /** The payload length of the frame being read once its header passed; -1 before. */
   #n = -1;
   // The header of the frame being read: set as it passes, read only after.
@@ -184,17 +185,16 @@ export class FrameDecoder {
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
-    // An empty chunk adds nothing (held bytes may move into a buffer of its own).
+    // An empty chunk adds nothing.
     if (this.#error) return;
     const held = this.#end - this.#start;
     if (!held) {
       this.#buf = chunk;
       this.#start = 0;
       this.#end = chunk.length;
-      this.#owned = false;
       return;
     }
-    if (!this.#owned || this.#buf.length - this.#end < chunk.length) {
+    if (this.#buf.length - this.#end < chunk.length) {
       const need = held + chunk.length;
       // Room for the rest of the frame when its size is known, else (#n is -1) for what arrived.
       const b = new Uint8Array(Math.max(need, Math.min(2 * need, this.#n)));
@@ -202,7 +202,6 @@ export class FrameDecoder {
       this.#buf = b;
       this.#start = 0;
       this.#end = held;
-      this.#owned = true;
     }
     this.#buf.set(chunk, this.#end);
     this.#end += chunk.length;
