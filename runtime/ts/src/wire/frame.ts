@@ -175,12 +175,8 @@ export class FrameDecoder {
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  /** The payload length of the frame being read once its header passed; -1 before. */
+  /** The size of the frame being read, header included, once its header passed (it stays held until then); -1 before. */
   #n = -1;
-  // The header of the frame being read: set as it passes, read only after.
-  #type!: number;
-  #codec!: number;
-  #eventId!: number;
   #error: TransportError | undefined;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
@@ -218,27 +214,20 @@ export class FrameDecoder {
       const length = getU32(b, at);
       if (length < minLength) throw (this.#error = protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
-      const t = b[at + 4] as number;
-      const c = b[at + 5] as number;
-      const eventId = getU32(b, at + 8);
-      const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
+      const err = checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       if (err) throw (this.#error = err);
-      this.#type = t;
-      this.#codec = c;
-      this.#eventId = eventId;
-      this.#n = length - 8;
-      this.#start += HeaderLen;
-      return this.next();
+      this.#n = length + 4;
     }
     const n = this.#n;
     if (held < n) return undefined;
     this.#start += n;
     this.#n = -1;
-    return { type: this.#type as FrameType, codec: this.#codec as Codec, eventId: this.#eventId, payload: b.subarray(at, at + n) };
+    return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, at + n) };
   }
 
   /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
   get empty(): boolean {
-    return this.#start === this.#end && this.#n < 0;
+    // A header that passed stays held until its frame is whole.
+    return this.#start === this.#end;
   }
 }
