@@ -105,8 +105,7 @@ export function quoteShort(s: string): string {
 export function cutReason(s: string, n: number): string {
   const b = utf8Encode(s);
   if (b.length <= n) return s;
-  let i = n;
   // Step back over continuation bytes (10xxxxxx) to a character start.
-  while (i && ((b[i] as number) & 0xc0) === 0x80) i--;
-  return utf8Decode(b.subarray(0, i));
+  while (n && ((b[n] as number) & 0xc0) === 0x80) n--;
+  return utf8Decode(b.subarray(0, n));
 }
