@@ -83,7 +83,7 @@ export interface Frame {
  * cap, reserved bits, codec, control-frame codec, event id. Returns the
  * error or undefined.
  */
-function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
+function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): TransportError | undefined {
   // The valid case allocates nothing: a message is built only for a fault.
   if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
   // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
