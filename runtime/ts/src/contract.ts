@@ -116,7 +116,8 @@ export function compileContract(c: Contract): CompiledContract {
     if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane', e.lane);
     const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
-    if (e.shape === 'emit') {
+    const isEmit = e.shape === 'emit';
+    if (isEmit) {
       if (e.result !== undefined) fail('is emit with a result');
     } else if (e.shape === 'returns' || e.shape === 'yields') {
       if (e.lane !== 'reliable') fail('is an unreliable call');
@@ -133,7 +134,6 @@ export function compileContract(c: Contract): CompiledContract {
     if (byName.has(e.name)) fail('declared twice');
     const other = byId.get(e.id);
     if (other) fail(`shares id ${e.id} with '${other.name}'`);
-    const isEmit = e.shape === 'emit';
     const ev: CompiledEvent = {
       ...e,
       spec: e,
