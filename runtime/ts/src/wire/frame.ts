@@ -44,16 +44,6 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
 
-/** Reports whether t is a type §5.2 defines. */
-export function frameTypeKnown(t: number): t is FrameType {
-  return t >= FrameHandshake && t <= FrameDatagram;
-}
-
-/** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
-export function frameTypeName(t: number): string {
-  return frameTypeKnown(t) ? (frameNames[t] as string) : 'type 0x' + hex2(t);
-}
-
 /** Reports whether c is a codec version 0 accepts. */
 export function codecKnown(c: number): c is Codec {
   return c === CodecJson || c === CodecBytes;
@@ -64,6 +54,16 @@ export function codecName(c: number): string {
   if (c === CodecJson) return 'json';
   if (c === CodecBytes) return 'bytes';
   return 'codec 0x' + hex2(c);
+}
+
+/** Reports whether t is a type §5.2 defines. */
+export function frameTypeKnown(t: number): t is FrameType {
+  return t >= FrameHandshake && t <= FrameDatagram;
+}
+
+/** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
+export function frameTypeName(t: number): string {
+  return frameTypeKnown(t) ? (frameNames[t] as string) : 'type 0x' + hex2(t);
 }
 
 function hex2(n: number): string {
