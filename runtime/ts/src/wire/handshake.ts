@@ -59,28 +59,6 @@ export function encodeHandshake(h: Handshake): Uint8Array {
   return utf8Encode(JSON.stringify({ v: h.v, feat: h.feat, events }));
 }
 
-/**
- * Decodes a HANDSHAKE payload strictly (§4.1, §4.3): exactly the fields v
- * (an integer), feat (an array of strings) and events (an array of
- * [name, id, lane], the id a u32 other than 0, the lane 'reliable' or
- * 'unreliable'), no field twice, no name or id twice in the table, nothing
- * after the object. Anything else throws WT_PROTOCOL_ERROR naming what is
- * wrong. Whether v matches is the caller's decision (§4.2).
- */
-export function decodeHandshake(payload: Uint8Array): Handshake {
-  // Its numbers are v and the ids: integers, written as such (strict).
-  return readObject<Handshake>(
-    payload,
-    'handshake',
-    {
-      v: (raw) => expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer'),
-      feat: (raw) => jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`)),
-      events: decodeEvents,
-    },
-    true,
-  );
-}
-
 function decodeEvents(raw: unknown): EventEntry[] {
   // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
   const seen = new Map<string | number, unknown>();
@@ -101,6 +79,28 @@ function decodeEvents(raw: unknown): EventEntry[] {
     seen.set(name, id).set(id, name);
     return { name, id, lane };
   });
+}
+
+/**
+ * Decodes a HANDSHAKE payload strictly (§4.1, §4.3): exactly the fields v
+ * (an integer), feat (an array of strings) and events (an array of
+ * [name, id, lane], the id a u32 other than 0, the lane 'reliable' or
+ * 'unreliable'), no field twice, no name or id twice in the table, nothing
+ * after the object. Anything else throws WT_PROTOCOL_ERROR naming what is
+ * wrong. Whether v matches is the caller's decision (§4.2).
+ */
+export function decodeHandshake(payload: Uint8Array): Handshake {
+  // Its numbers are v and the ids: integers, written as such (strict).
+  return readObject<Handshake>(
+    payload,
+    'handshake',
+    {
+      v: (raw) => expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer'),
+      feat: (raw) => jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`)),
+      events: decodeEvents,
+    },
+    true,
+  );
 }
 
 /**
