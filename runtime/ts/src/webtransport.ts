@@ -186,16 +186,16 @@ class WebTransportConn implements Conn {
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
   close(code: number, reason: string): void {
-    if (this.#info) return;
     reason = cutReason(reason, MaxCloseReason);
-    this.#end({ code, reason, remote: false, lost: false });
-    closeQuietly(this.#t, code, reason);
+    if (this.#end({ code, reason, remote: false, lost: false })) closeQuietly(this.#t, code, reason);
   }
 
-  #end(info: CloseInfo): void {
-    if (this.#info) return;
+  /** Records how the session ended; whether this was its end (the first wins). */
+  #end(info: CloseInfo): boolean {
+    if (this.#info) return false;
     this.#info = info;
     this.#resolveClosed(info);
+    return true;
   }
 
   /**
