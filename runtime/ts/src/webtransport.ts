@@ -67,6 +67,7 @@ function resetReason(code: number): unknown {
 
 /** One session over the browser's WebTransport. */
 class WebTransportConn implements Conn {
+
   readonly #t: WebTransport;
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
@@ -91,41 +92,7 @@ class WebTransportConn implements Conn {
     );
   }
 
-  /**
-   * Runs a session operation (opening or accepting a stream) on a session
-   * that has not ended; its failure is the session's end, once closed says
-   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
-   */
-  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
-    if (this.#info) throw endedError(this.#info);
-    try {
-      return await op();
-    } catch (err) {
-      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
-      throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
-    }
-  }
-
-  /**
-   * The error of a failed stream operation: the peer's reset or stop with
-   * its code; failing that, the code the other half of a call stream
-   * reports (Chromium fails a write on a reset stream with no code, and
-   * the readable has it); the session's end, once closed says how it
-   * ended; otherwise a reset with an unknown code (Firefox), never a crash.
-   */
-  async #failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
-    const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
-    if (typeof outcome === 'number') return new StreamResetError(outcome, true);
-    if (outcome) return endedError(this.#info!);
-    return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
-  }
-
   readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
-
-  /** A call stream over a browser's bidirectional stream. */
-  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
-    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
-  }
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
     if (this.#info) return null;
@@ -196,6 +163,40 @@ class WebTransportConn implements Conn {
     this.#info = info;
     this.#resolveClosed(info);
     return true;
+  }
+
+  /**
+   * Runs a session operation (opening or accepting a stream) on a session
+   * that has not ended; its failure is the session's end, once closed says
+   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
+   */
+  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (this.#info) throw endedError(this.#info);
+    try {
+      return await op();
+    } catch (err) {
+      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
+      throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
+    }
+  }
+
+  /**
+   * The error of a failed stream operation: the peer's reset or stop with
+   * its code; failing that, the code the other half of a call stream
+   * reports (Chromium fails a write on a reset stream with no code, and
+   * the readable has it); the session's end, once closed says how it
+   * ended; otherwise a reset with an unknown code (Firefox), never a crash.
+   */
+  async #failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
+    const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
+    if (typeof outcome === 'number') return new StreamResetError(outcome, true);
+    if (outcome) return endedError(this.#info!);
+    return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
+  }
+
+  /** A call stream over a browser's bidirectional stream. */
+  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
+    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
   }
 
   /**
