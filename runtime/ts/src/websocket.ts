@@ -55,6 +55,7 @@ const lost: CloseInfo = { code: CloseNoError, reason: '', remote: false, lost: t
 
 /** One session over a WebSocket. */
 class WebSocketConn implements Conn {
+
   readonly #sock: WebSocketLike;
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
@@ -103,14 +104,6 @@ class WebSocketConn implements Conn {
     };
   }
 
-  /** Ends the opening handshake with its outcome; whether one was running. */
-  #opened(outcome: string | null): boolean {
-    const opening = this.opening;
-    this.opening = undefined;
-    opening?.(outcome);
-    return !!opening;
-  }
-
   /**
    * Ends the session as lost (§11: no code) and lets the socket go: one
    * whose opening handshake was given up on, or one that said nothing of
@@ -119,6 +112,60 @@ class WebSocketConn implements Conn {
   abandon(): void {
     this.opening = undefined;
     if (this.#end(lost)) closeSocket(this.#sock);
+  }
+
+  /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
+  async openEmit(): Promise<this> {
+    this.#throwIfEnded();
+    return this;
+  }
+
+  acceptEmit(): Promise<this> {
+    return this.openEmit();
+  }
+
+  maxDatagramSize(): number {
+    return 0;
+  }
+
+  /**
+   * The socket as this side's emit stream (§3.3): each write one binary
+   * message. The engine writes at most 64 KiB of frames, or one frame alone,
+   * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
+   */
+  async write(chunk: Uint8Array): Promise<void> {
+    this.#throwIfEnded();
+    if (!this.#sendMessage(chunk)) return this.#failed();
+    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) {
+      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
+    }
+    this.#throwIfEnded();
+  }
+
+  /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
+  async read(): Promise<Uint8Array | null> {
+    const next = await this.#reader.read();
+    if (next.done) throw endedError(this.#info!);
+    return next.value;
+  }
+
+  /**
+   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
+   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
+   * character boundary (§3.3). The session is closed at once; the closing
+   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
+   * dropped, since a peer that stopped reading may never answer.
+   */
+  close(code: number, reason: string): void {
+    reason = cutReason(reason, MaxWebSocketReason);
+    if (!this.#end({ code, reason, remote: false, lost: false })) return;
+    const sock = this.#sock;
+    closeSocket(sock, webSocketCloseCode(code), reason);
+    if (sock.terminate) {
+      this.#clock.setTimeout(() => {
+        if (sock.readyState !== CLOSED) sock.terminate?.();
+      }, CloseGraceMs);
+    }
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
@@ -132,6 +179,14 @@ class WebSocketConn implements Conn {
     else this.#in.close();
     this.#resolveClosed(info);
     return true;
+  }
+
+  /** Ends the opening handshake with its outcome; whether one was running. */
+  #opened(outcome: string | null): boolean {
+    const opening = this.opening;
+    this.opening = undefined;
+    opening?.(outcome);
+    return !!opening;
   }
 
   #onMessage(data: unknown): void {
@@ -187,20 +242,6 @@ class WebSocketConn implements Conn {
     if (this.#info) throw endedError(this.#info);
   }
 
-  /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
-  async openEmit(): Promise<this> {
-    this.#throwIfEnded();
-    return this;
-  }
-
-  acceptEmit(): Promise<this> {
-    return this.openEmit();
-  }
-
-  maxDatagramSize(): number {
-    return 0;
-  }
-
   // A write failed, or the socket reported an error: its close event may
   // still be on its way and say why (a refusal, §4). Only if none comes
   // within CloseGraceMs is the session lost (§11: no code) here, and the
@@ -208,46 +249,6 @@ class WebSocketConn implements Conn {
   async #failed(): Promise<never> {
     if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
     throw endedError(this.#info!);
-  }
-
-  /**
-   * The socket as this side's emit stream (§3.3): each write one binary
-   * message. The engine writes at most 64 KiB of frames, or one frame alone,
-   * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
-   */
-  async write(chunk: Uint8Array): Promise<void> {
-    this.#throwIfEnded();
-    if (!this.#sendMessage(chunk)) return this.#failed();
-    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) {
-      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
-    }
-    this.#throwIfEnded();
-  }
-
-  /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
-  async read(): Promise<Uint8Array | null> {
-    const next = await this.#reader.read();
-    if (next.done) throw endedError(this.#info!);
-    return next.value;
-  }
-
-  /**
-   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
-   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
-   * character boundary (§3.3). The session is closed at once; the closing
-   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
-   * dropped, since a peer that stopped reading may never answer.
-   */
-  close(code: number, reason: string): void {
-    reason = cutReason(reason, MaxWebSocketReason);
-    if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    const sock = this.#sock;
-    closeSocket(sock, webSocketCloseCode(code), reason);
-    if (sock.terminate) {
-      this.#clock.setTimeout(() => {
-        if (sock.readyState !== CLOSED) sock.terminate?.();
-      }, CloseGraceMs);
-    }
   }
 }
 
