@@ -96,13 +96,14 @@ const BundleTargetBytes = 10_240;
  * in use has no room, so the room check alone joins) and the header kept
  * with its frame until whole, read off it then (−43 B); the WebTransport
  * connection's streams built by private methods (−14 B); both connections'
- * members and connector.ts's functions in the order gzip codes in fewest
- * bytes, each still grouped by what it does (−36 B), and smaller steps
- * (−18 B): 11,324 B (docs/performance.md lists each). The 10,240 B target is
+ * members (public first, then private) and the functions of connector.ts
+ * and three wire modules in orders gzip codes in fewer bytes, each still
+ * grouped by what it does (−48 B), and smaller steps (−21 B): 11,309 B
+ * (docs/performance.md lists each). The 10,240 B target is
  * not yet met. This budget only goes down: lower it whenever the bundle
  * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 11_324;
+const BundleBudgetBytes = 11_309;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
