@@ -99,18 +99,12 @@ export type CodeName = KnownCode | (`WT_${string}` & {});
 
 /** Names a §10.2 close code, or returns undefined for a number §10.2 does not define. */
 export function sessionCodeName(code: number): SessionCodeName | undefined {
-  for (const name in SessionCode) {
-    if (SessionCode[name as SessionCodeName] === code) return name as SessionCodeName;
-  }
-  return undefined;
+  return (Object.keys(SessionCode) as SessionCodeName[]).find((name) => SessionCode[name] === code);
 }
 
 /** Names a §10.1 reset code, or returns undefined for a reserved one. */
 export function resetCodeName(code: number): ResetCodeName | undefined {
-  for (const name in ResetCode) {
-    if (ResetCode[name as ResetCodeName] === code) return name as ResetCodeName;
-  }
-  return undefined;
+  return (Object.keys(ResetCode) as ResetCodeName[]).find((name) => ResetCode[name] === code);
 }
 
 /**

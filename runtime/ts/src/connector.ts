@@ -1,10 +1,34 @@
-// What the connectors and the engine share: how they name a URL in their
-// errors, how a session ended, and the errors of an abandoned attempt and
-// of an operation the session's end interrupted.
+// What the connectors and the engine share: the errors of how a session
+// ended, of an operation its end interrupted and of an abandoned attempt,
+// how they name a URL in their errors, and their waits. (This order, the
+// errors first, is the one gzip codes the bundle in fewest bytes.)
 
 import { CloseUnauthorized, type CodeName, sessionCodeName } from './codes.js';
 import { RefusedError, TransportError } from './errors.js';
 import type { Clock, CloseInfo, ConnectContext } from './transport.js';
+
+/** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
+export function closedBy(cause: TransportError): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + cause.message, { cause });
+}
+
+/** How a session ended, as pending operations and the client report it (§11). */
+export function closeError(info: CloseInfo): TransportError {
+  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect.' });
+  if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
+  const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
+  return new TransportError(name, `session closed by ${info.remote ? 'the peer' : 'this side'}` + (info.reason && ': ' + info.reason));
+}
+
+/** What an operation on a Conn reports once its session ended as info says (§11). */
+export function endedError(info: CloseInfo): TransportError {
+  return closedBy(closeError(info));
+}
+
+/** The error of an attempt the client gave up on (close() during connect). */
+export function abandoned(): TransportError {
+  return new TransportError('WT_SESSION_CLOSED', 'client closed while connecting');
+}
 
 /** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
 export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
@@ -24,31 +48,8 @@ export function describeError(err: unknown): string {
   return String(err);
 }
 
-/** The error of an attempt the client gave up on (close() during connect). */
-export function abandoned(): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'client closed while connecting');
-}
-
-/** How a session ended, as pending operations and the client report it (§11). */
-export function closeError(info: CloseInfo): TransportError {
-  if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect.' });
-  if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
-  const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
-  return new TransportError(name, `session closed by ${info.remote ? 'the peer' : 'this side'}` + (info.reason && ': ' + info.reason));
-}
-
-/** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
-export function closedBy(cause: TransportError): TransportError {
-  return new TransportError('WT_SESSION_CLOSED', 'the session closed: ' + cause.message, { cause });
-}
-
 /** A promise that never settles: what a race waits on when one side has nothing to give. */
 export const never = new Promise<never>(() => {});
-
-/** What an operation on a Conn reports once its session ended as info says (§11). */
-export function endedError(info: CloseInfo): TransportError {
-  return closedBy(closeError(info));
-}
 
 /**
  * What outcome resolves with, or 'timeout' once ms passed on clock, or

@@ -108,31 +108,32 @@ export function compileContract(c: Contract): CompiledContract {
     const fail = (msg: string): never => {
       throw new TypeError(`contract ${name}: '${e.name}' ${msg}`);
     };
-    const codecOf = (slot: string, v: SlotCodec | undefined): Codec =>
-      v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} ${JSON.stringify(v)}`);
+    // A field holding a value it may not: named, and the value as JSON.
+    const has = (field: string, v: unknown): never => fail(`has ${field} ${JSON.stringify(v)}`);
+    const codecOf = (slot: string, v: SlotCodec | undefined): Codec => (v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : has(slot, v));
     if (typeof e.name !== 'string' || !e.name) throw new TypeError(`contract ${name}: an event has no name`);
     if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}`);
-    if (e.lane !== 'reliable' && e.lane !== 'unreliable') fail(`has lane ${JSON.stringify(e.lane)}`);
+    if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane', e.lane);
     const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
-    if (e.shape === 'emit') {
+    const isEmit = e.shape === 'emit';
+    if (isEmit) {
       if (e.result !== undefined) fail('is emit with a result');
     } else if (e.shape === 'returns' || e.shape === 'yields') {
       if (e.lane !== 'reliable') fail('is an unreliable call');
       if (e.from !== undefined) fail('is a call with from');
       resultCodec = codecOf(e.shape, e.result);
     } else {
-      fail(`has shape ${JSON.stringify(e.shape)}`);
+      has('shape', e.shape);
     }
-    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') fail(`has from ${JSON.stringify(e.from)}`);
+    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') has('from', e.from);
     if (e.fallback !== undefined) {
-      if (e.fallback !== 'newest') fail(`has fallback ${JSON.stringify(e.fallback)}`);
+      if (e.fallback !== 'newest') has('fallback', e.fallback);
       if (e.lane !== 'unreliable') fail('is reliable with a fallback');
     }
     if (byName.has(e.name)) fail('declared twice');
     const other = byId.get(e.id);
     if (other) fail(`shares id ${e.id} with '${other.name}'`);
-    const isEmit = e.shape === 'emit';
     const ev: CompiledEvent = {
       ...e,
       spec: e,

@@ -50,6 +50,225 @@ export interface WebSocketOptions {
   readonly connectTimeoutMs?: number;
 }
 
+/** How a session ends with no close from either side (§11). */
+const lost: CloseInfo = { code: CloseNoError, reason: '', remote: false, lost: true };
+
+/** One session over a WebSocket. */
+class WebSocketConn implements Conn {
+
+  readonly #sock: WebSocketLike;
+  readonly #clock: Clock;
+  #info: CloseInfo | undefined;
+  #resolveClosed!: (info: CloseInfo) => void;
+  // When a message was last sent and received: set as the socket opens, read (by #live) only after.
+  #lastSent!: number;
+  #lastRecv!: number;
+  #liveness: unknown;
+
+  // The peer's emit stream: the bytes of its binary messages, in order,
+  // queued up to MaxUnreadBytes. The stream's start sets #in as #reader is
+  // initialized, so #in is declared first (a later declaration would reset it).
+  #in!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #reader = new ReadableStream<Uint8Array>({ start: (c) => (this.#in = c) }, { highWaterMark: MaxUnreadBytes, size: (b) => b.length }).getReader();
+
+  readonly mapping = 'websocket' as const;
+  declare readonly closed: Promise<CloseInfo>;
+  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
+  declare opening: ((outcome: string | null) => void) | undefined;
+
+  constructor(sock: WebSocketLike, clock: Clock) {
+    this.#sock = sock;
+    this.#clock = clock;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    sock.binaryType = 'arraybuffer';
+    sock.onopen = () => {
+      if (!this.#opened(null)) return;
+      this.#lastSent = this.#lastRecv = this.#clock.now();
+      this.#live();
+    };
+    sock.onmessage = (ev) => this.#onMessage(ev.data);
+    // The peer's close (remote), or the socket's own end (lost): a WebSocket
+    // close code outside the §3.3 table (1006 lost, 1001 going away) is no
+    // session code, and the session ended with none (§11).
+    sock.onclose = (ev) => {
+      if (this.#opened(`close code ${ev.code}`)) return;
+      const code = sessionCodeFromWebSocket(ev.code);
+      this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
+    };
+    // A browser follows an error with a close event, which says how the
+    // session ended; Node 20's WebSocket fails an opening handshake with an
+    // error alone. So an error fails an opening at once, and ends an open
+    // session as #failed does.
+    sock.onerror = () => {
+      if (!this.#opened('socket error')) this.#failed().catch(() => {});
+    };
+  }
+
+  /**
+   * Ends the session as lost (§11: no code) and lets the socket go: one
+   * whose opening handshake was given up on, or one that said nothing of
+   * how it ended.
+   */
+  abandon(): void {
+    this.opening = undefined;
+    if (this.#end(lost)) closeSocket(this.#sock);
+  }
+
+  /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
+  async openEmit(): Promise<this> {
+    this.#throwIfEnded();
+    return this;
+  }
+
+  acceptEmit(): Promise<this> {
+    return this.openEmit();
+  }
+
+  maxDatagramSize(): number {
+    return 0;
+  }
+
+  /**
+   * The socket as this side's emit stream (§3.3): each write one binary
+   * message. The engine writes at most 64 KiB of frames, or one frame alone,
+   * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
+   */
+  async write(chunk: Uint8Array): Promise<void> {
+    this.#throwIfEnded();
+    if (!this.#sendMessage(chunk)) return this.#failed();
+    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) {
+      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
+    }
+    this.#throwIfEnded();
+  }
+
+  /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
+  async read(): Promise<Uint8Array | null> {
+    const next = await this.#reader.read();
+    if (next.done) throw endedError(this.#info!);
+    return next.value;
+  }
+
+  /**
+   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
+   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
+   * character boundary (§3.3). The session is closed at once; the closing
+   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
+   * dropped, since a peer that stopped reading may never answer.
+   */
+  close(code: number, reason: string): void {
+    reason = cutReason(reason, MaxWebSocketReason);
+    if (!this.#end({ code, reason, remote: false, lost: false })) return;
+    const sock = this.#sock;
+    closeSocket(sock, webSocketCloseCode(code), reason);
+    if (sock.terminate) {
+      this.#clock.setTimeout(() => {
+        if (sock.readyState !== CLOSED) sock.terminate?.();
+      }, CloseGraceMs);
+    }
+  }
+
+  /** Records how the session ended, fails what waits on it; the first end wins. */
+  #end(info: CloseInfo): boolean {
+    if (this.#info) return false;
+    this.#info = info;
+    this.#clock.clearTimeout(this.#liveness);
+    // What the peer sent before it closed stays readable; a local close
+    // drops it at once.
+    if (!info.remote && !info.lost) this.#in.error(endedError(info));
+    else this.#in.close();
+    this.#resolveClosed(info);
+    return true;
+  }
+
+  /** Ends the opening handshake with its outcome; whether one was running. */
+  #opened(outcome: string | null): boolean {
+    const opening = this.opening;
+    this.opening = undefined;
+    opening?.(outcome);
+    return !!opening;
+  }
+
+  #onMessage(data: unknown): void {
+    if (this.#info) return;
+    this.#lastRecv = this.#clock.now();
+    let bytes: Uint8Array;
+    if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
+    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    else {
+      this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
+      return;
+    }
+    if (bytes.length > MaxMessageSize) {
+      this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
+      return;
+    }
+    // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
+    if (!bytes.length) return;
+    this.#in.enqueue(bytes);
+    if ((this.#in.desiredSize as number) < 0) {
+      this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
+    }
+  }
+
+  // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
+  // IdleTimeoutMs passed with nothing received (a keepalive counting), else
+  // an empty binary message once KeepaliveIntervalMs passed with nothing
+  // sent. (#end clears the timer.)
+  #live(): void {
+    const now = this.#clock.now();
+    if (now - this.#lastRecv >= IdleTimeoutMs) return this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
+    if (now - this.#lastSent >= KeepaliveIntervalMs) {
+      this.#sendMessage(new Uint8Array(0));
+      this.#lastSent = now;
+    }
+    this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
+  }
+
+  #sendMessage(b: Uint8Array): boolean {
+    if (this.#sock.readyState !== OPEN) return false;
+    try {
+      // The engine's buffers are never shared memory.
+      this.#sock.send(b as Uint8Array<ArrayBuffer>);
+    } catch {
+      return false;
+    }
+    this.#lastSent = this.#clock.now();
+    return true;
+  }
+
+  /** Throws the error of an operation once the session ended. */
+  #throwIfEnded(): void {
+    if (this.#info) throw endedError(this.#info);
+  }
+
+  // A write failed, or the socket reported an error: its close event may
+  // still be on its way and say why (a refusal, §4). Only if none comes
+  // within CloseGraceMs is the session lost (§11: no code) here, and the
+  // socket let go. Throws how the session ended.
+  async #failed(): Promise<never> {
+    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
+    throw endedError(this.#info!);
+  }
+}
+
+/**
+ * Closes a socket. A browser accepts only 1000 and 3000–4999, so 1011 (a
+ * code §10.2 does not define) is sent without a code; a socket already
+ * closing may throw.
+ */
+function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void {
+  try {
+    sock.close(code, reason);
+  } catch {
+    try {
+      sock.close();
+    } catch {
+      // Already closing.
+    }
+  }
+}
+
 /**
  * A connector for the WebSocket mapping (§3.3) at url (ws:// or wss://). It
  * does no I/O until the client opens a session through it. A failed upgrade
@@ -84,222 +303,4 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
     },
   };
-}
-
-/** How a session ends with no close from either side (§11). */
-const lost: CloseInfo = { code: CloseNoError, reason: '', remote: false, lost: true };
-
-/**
- * Closes a socket. A browser accepts only 1000 and 3000–4999, so 1011 (a
- * code §10.2 does not define) is sent without a code; a socket already
- * closing may throw.
- */
-function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void {
-  try {
-    sock.close(code, reason);
-  } catch {
-    try {
-      sock.close();
-    } catch {
-      // Already closing.
-    }
-  }
-}
-
-/** One session over a WebSocket. */
-class WebSocketConn implements Conn {
-  readonly mapping = 'websocket' as const;
-  declare readonly closed: Promise<CloseInfo>;
-  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
-  declare opening: ((outcome: string | null) => void) | undefined;
-
-  readonly #sock: WebSocketLike;
-  readonly #clock: Clock;
-  #info: CloseInfo | undefined;
-  #resolveClosed!: (info: CloseInfo) => void;
-  // When a message was last sent and received: set as the socket opens, read (by #live) only after.
-  #lastSent!: number;
-  #lastRecv!: number;
-  #liveness: unknown;
-
-  // The peer's emit stream: the bytes of its binary messages, in order,
-  // queued up to MaxUnreadBytes. The stream's start sets #in as #reader is
-  // initialized, so #in is declared first (a later declaration would reset it).
-  #in!: ReadableStreamDefaultController<Uint8Array>;
-  readonly #reader = new ReadableStream<Uint8Array>({ start: (c) => (this.#in = c) }, { highWaterMark: MaxUnreadBytes, size: (b) => b.length }).getReader();
-
-  constructor(sock: WebSocketLike, clock: Clock) {
-    this.#sock = sock;
-    this.#clock = clock;
-    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
-    sock.binaryType = 'arraybuffer';
-    sock.onopen = () => {
-      if (!this.#opened(null)) return;
-      this.#lastSent = this.#lastRecv = this.#clock.now();
-      this.#live();
-    };
-    sock.onmessage = (ev) => this.#onMessage(ev.data);
-    // The peer's close (remote), or the socket's own end (lost): a WebSocket
-    // close code outside the §3.3 table (1006 lost, 1001 going away) is no
-    // session code, and the session ended with none (§11).
-    sock.onclose = (ev) => {
-      if (this.#opened(`close code ${ev.code}`)) return;
-      const code = sessionCodeFromWebSocket(ev.code);
-      this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
-    };
-    // A browser follows an error with a close event, which says how the
-    // session ended; Node 20's WebSocket fails an opening handshake with an
-    // error alone. So an error fails an opening at once, and ends an open
-    // session as #failed does.
-    sock.onerror = () => {
-      if (!this.#opened('socket error')) this.#failed().catch(() => {});
-    };
-  }
-
-  /** Ends the opening handshake with its outcome; whether one was running. */
-  #opened(outcome: string | null): boolean {
-    const opening = this.opening;
-    this.opening = undefined;
-    opening?.(outcome);
-    return !!opening;
-  }
-
-  /**
-   * Ends the session as lost (§11: no code) and lets the socket go: one
-   * whose opening handshake was given up on, or one that said nothing of
-   * how it ended.
-   */
-  abandon(): void {
-    this.opening = undefined;
-    if (this.#end(lost)) closeSocket(this.#sock);
-  }
-
-  #onMessage(data: unknown): void {
-    if (this.#info) return;
-    this.#lastRecv = this.#clock.now();
-    let bytes: Uint8Array;
-    if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
-    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    else {
-      this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
-      return;
-    }
-    if (bytes.length > MaxMessageSize) {
-      this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
-      return;
-    }
-    // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (!bytes.length) return;
-    this.#in.enqueue(bytes);
-    if ((this.#in.desiredSize as number) < 0) {
-      this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
-    }
-  }
-
-  /** Records how the session ended, fails what waits on it; the first end wins. */
-  #end(info: CloseInfo): boolean {
-    if (this.#info) return false;
-    this.#info = info;
-    this.#clock.clearTimeout(this.#liveness);
-    // What the peer sent before it closed stays readable; a local close
-    // drops it at once.
-    if (!info.remote && !info.lost) this.#in.error(endedError(info));
-    else this.#in.close();
-    this.#resolveClosed(info);
-    return true;
-  }
-
-  // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
-  // IdleTimeoutMs passed with nothing received (a keepalive counting), else
-  // an empty binary message once KeepaliveIntervalMs passed with nothing
-  // sent. (#end clears the timer.)
-  #live(): void {
-    const now = this.#clock.now();
-    if (now - this.#lastRecv >= IdleTimeoutMs) return this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
-    if (now - this.#lastSent >= KeepaliveIntervalMs) {
-      this.#sendMessage(new Uint8Array(0));
-      this.#lastSent = now;
-    }
-    this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
-  }
-
-  #sendMessage(b: Uint8Array): boolean {
-    if (this.#sock.readyState !== OPEN) return false;
-    try {
-      // The engine's buffers are never shared memory.
-      this.#sock.send(b as Uint8Array<ArrayBuffer>);
-    } catch {
-      return false;
-    }
-    this.#lastSent = this.#clock.now();
-    return true;
-  }
-
-  /** Throws the error of an operation once the session ended. */
-  #throwIfEnded(): void {
-    if (this.#info) throw endedError(this.#info);
-  }
-
-  /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
-  async openEmit(): Promise<this> {
-    this.#throwIfEnded();
-    return this;
-  }
-
-  acceptEmit(): Promise<this> {
-    return this.openEmit();
-  }
-
-  maxDatagramSize(): number {
-    return 0;
-  }
-
-  /**
-   * Ends the session with a §10.2 code: WebSocket 1000 for WT_NO_ERROR,
-   * 3000 plus the code otherwise, the reason cut to 123 bytes on a
-   * character boundary (§3.3). The session is closed at once; the closing
-   * handshake gets CloseGraceMs before a `ws` socket's TCP connection is
-   * dropped, since a peer that stopped reading may never answer.
-   */
-  close(code: number, reason: string): void {
-    reason = cutReason(reason, MaxWebSocketReason);
-    if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    const sock = this.#sock;
-    closeSocket(sock, webSocketCloseCode(code), reason);
-    if (sock.terminate) {
-      this.#clock.setTimeout(() => {
-        if (sock.readyState !== CLOSED) sock.terminate?.();
-      }, CloseGraceMs);
-    }
-  }
-
-  // A write failed, or the socket reported an error: its close event may
-  // still be on its way and say why (a refusal, §4). Only if none comes
-  // within CloseGraceMs is the session lost (§11: no code) here, and the
-  // socket let go. Throws how the session ended.
-  async #failed(): Promise<never> {
-    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
-    throw endedError(this.#info!);
-  }
-
-  /**
-   * The socket as this side's emit stream (§3.3): each write one binary
-   * message. The engine writes at most 64 KiB of frames, or one frame alone,
-   * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
-   */
-  async write(chunk: Uint8Array): Promise<void> {
-    this.#throwIfEnded();
-    if (!this.#sendMessage(chunk)) return this.#failed();
-    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) {
-      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
-    }
-    this.#throwIfEnded();
-  }
-
-  /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
-  async read(): Promise<Uint8Array | null> {
-    const next = await this.#reader.read();
-    if (next.done) throw endedError(this.#info!);
-    return next.value;
-  }
 }

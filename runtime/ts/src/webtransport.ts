@@ -23,6 +23,245 @@ export interface WebTransportOptions {
   readonly connectTimeoutMs?: number;
 }
 
+// lib.dom's WebTransportOptions, writable.
+type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
+
+function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
+  try {
+    // Every caller passing a code passes its reason.
+    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason! });
+  } catch {
+    // Not open, or closed already.
+  }
+}
+
+/**
+ * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
+ * with its §10.1 code. Undefined for an error without one: the session
+ * ending, or Firefox, which reports a reset as a TypeError with no code.
+ */
+function streamErrorCode(err: unknown): number | undefined {
+  type StreamError = { source?: unknown; streamErrorCode?: unknown } | null | undefined;
+  const code = (err as StreamError)?.streamErrorCode;
+  return typeof code === 'number' && (err as StreamError)!.source !== 'session' ? code : undefined;
+}
+
+/**
+ * What abort and cancel carry so the browser sends code on RESET_STREAM or
+ * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
+ * WebTransportError from one dictionary and throw for the (message,
+ * options) form lib.dom declares.
+ */
+function resetReason(code: number): unknown {
+  const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
+  try {
+    return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
+      message: 'reset',
+      streamErrorCode: code,
+    });
+  } catch {
+    // No WebTransportError, or none of the dictionary form: the code is lost, the reset still happens.
+    return code;
+  }
+}
+
+/** One session over the browser's WebTransport. */
+class WebTransportConn implements Conn {
+
+  readonly #t: WebTransport;
+  readonly #clock: Clock;
+  #info: CloseInfo | undefined;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
+  #datagramsInFlight = 0;
+  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | undefined;
+
+  readonly mapping = 'webtransport' as const;
+  declare readonly closed: Promise<CloseInfo>;
+
+  constructor(t: WebTransport, clock: Clock) {
+    this.#t = t;
+    this.#clock = clock;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    // A close resolves the browser's closed with the peer's code and
+    // reason; a lost connection rejects it (§11).
+    t.closed.then(
+      (ci) => this.#end({ code: ci.closeCode ?? CloseNoError, reason: ci.reason ?? '', remote: true, lost: false }),
+      () => this.#end({ code: CloseNoError, reason: '', remote: false, lost: true }),
+    );
+  }
+
+  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
+
+  readonly acceptCall = async (): Promise<CallStream | null> => {
+    if (this.#info) return null;
+    this.#incomingCalls ??= this.#t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
+    try {
+      const next = await this.#incomingCalls.read();
+      if (next.done) return null;
+      return this.#bidi(next.value);
+    } catch {
+      return null; // the session ended
+    }
+  };
+
+  openEmit(): Promise<SendStream> {
+    return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
+  }
+
+  acceptEmit(): Promise<ReceiveStream> {
+    return this.#op("accepting emit stream", async () => {
+      // The peer opens exactly one (§3.1); any other waits unread.
+      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
+      if (next.done) throw new Error('no stream');
+      return this.#stream(undefined, next.value.getReader());
+    });
+  }
+
+  sendDatagram(queue: DatagramQueue): void {
+    const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
+    // Newer browsers create a writable per sender; older ones have one.
+    const w = (this.#datagramWriter ??= (d.createWritable?.() ?? (d.writable as WritableStream<Uint8Array>)).getWriter());
+    // A write done is room for the next: the oldest the ring still holds fresh (§9).
+    const taken = (): void => {
+      this.#datagramsInFlight--;
+      this.sendDatagram(queue);
+    };
+    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()); ) {
+      this.#datagramsInFlight++;
+      w.write(b).then(taken, taken);
+    }
+  }
+
+  readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
+    if (this.#info) return null;
+    this.#datagramReader ??= (this.#t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
+    try {
+      const next = await this.#datagramReader.read();
+      return next.done ? null : next.value;
+    } catch {
+      return null;
+    }
+  };
+
+  maxDatagramSize(): number {
+    // A browser that reports none leaves it undefined; the engine reads
+    // anything but a positive size as none (§7.4).
+    return this.#t.datagrams.maxDatagramSize || 0;
+  }
+
+  /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
+  close(code: number, reason: string): void {
+    reason = cutReason(reason, MaxCloseReason);
+    if (this.#end({ code, reason, remote: false, lost: false })) closeQuietly(this.#t, code, reason);
+  }
+
+  /** Records how the session ended; whether this was its end (the first wins). */
+  #end(info: CloseInfo): boolean {
+    if (this.#info) return false;
+    this.#info = info;
+    this.#resolveClosed(info);
+    return true;
+  }
+
+  /**
+   * Runs a session operation (opening or accepting a stream) on a session
+   * that has not ended; its failure is the session's end, once closed says
+   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
+   */
+  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (this.#info) throw endedError(this.#info);
+    try {
+      return await op();
+    } catch (err) {
+      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
+      throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
+    }
+  }
+
+  /**
+   * The error of a failed stream operation: the peer's reset or stop with
+   * its code; failing that, the code the other half of a call stream
+   * reports (Chromium fails a write on a reset stream with no code, and
+   * the readable has it); the session's end, once closed says how it
+   * ended; otherwise a reset with an unknown code (Firefox), never a crash.
+   */
+  async #failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
+    const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
+    if (typeof outcome === 'number') return new StreamResetError(outcome, true);
+    if (outcome) return endedError(this.#info!);
+    return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
+  }
+
+  /** A call stream over a browser's bidirectional stream. */
+  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
+    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  }
+
+  /**
+   * A stream as the engine sees it: its sending half (one writer for the
+   * stream's life), its receiving half (one reader), or both on a call
+   * stream. After this side's own reset or stop a half fails at once with
+   * it. On a call stream a half failing with no code takes the peer's code
+   * from the other half (Chromium fails a write on a reset stream with no
+   * code; the readable has it).
+   */
+  #stream(w: WritableStreamDefaultWriter<Uint8Array> | undefined, r?: ReadableStreamDefaultReader<Uint8Array>): CallStream {
+    let reset: StreamResetError | undefined;
+    let stopped: StreamResetError | undefined;
+    // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
+    // (receiving) half fails with one; never settles otherwise, nor after
+    // this side's own reset (stop).
+    const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
+    const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
+    const half = async <T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> => {
+      const own = local();
+      if (own) throw own;
+      try {
+        // The writer queues: a write is not held back behind the previous
+        // one's completion, and resolves once the stream took the bytes.
+        return await op();
+      } catch (err) {
+        throw local() ?? (await this.#failure(err, otherHalf));
+      }
+    };
+    // A half this stream lacks is never used: the engine writes only a
+    // sending half and reads only a receiving one.
+    return {
+      write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
+      close: () => half(() => reset, peerReset, () => w!.close()),
+      reset(code) {
+        if (reset) return;
+        reset = new StreamResetError(code, false);
+        w!.abort(resetReason(code)).catch(() => {});
+      },
+      async read() {
+        const next = await half(() => stopped, peerStopped, () => r!.read());
+        // A read this side's stop cut short ends done, which is no FIN.
+        if (stopped) throw stopped;
+        return next.done ? null : next.value;
+      },
+      stop(code) {
+        if (stopped) return;
+        stopped = new StreamResetError(code, false);
+        r!.cancel(resetReason(code)).catch(() => {});
+      },
+    };
+  }
+}
+
+/** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
+function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
+  return closed.then(
+    () => never,
+    (err: unknown) => {
+      const code = streamErrorCode(err);
+      return code !== undefined && notLocal() ? code : never;
+    },
+  );
+}
+
 /**
  * A connector for WebTransport sessions at url (https://host:port/path). It
  * does no I/O until the client opens a session through it. A session that
@@ -103,247 +342,6 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         throw new TransportError('WT_RELIABILITY_REFUSED', reason);
       }
       return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
-    },
-  };
-}
-
-// lib.dom's WebTransportOptions, writable.
-type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
-
-function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
-  try {
-    // Every caller passing a code passes its reason.
-    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason! });
-  } catch {
-    // Not open, or closed already.
-  }
-}
-
-/**
- * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
- * with its §10.1 code. Undefined for an error without one: the session
- * ending, or Firefox, which reports a reset as a TypeError with no code.
- */
-function streamErrorCode(err: unknown): number | undefined {
-  const e = err as { source?: unknown; streamErrorCode?: unknown } | null | undefined;
-  return typeof e?.streamErrorCode === 'number' && e.source !== 'session' ? e.streamErrorCode : undefined;
-}
-
-/**
- * What abort and cancel carry so the browser sends code on RESET_STREAM or
- * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
- * WebTransportError from one dictionary and throw for the (message,
- * options) form lib.dom declares.
- */
-function resetReason(code: number): unknown {
-  const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
-  try {
-    return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
-      message: 'reset',
-      streamErrorCode: code,
-    });
-  } catch {
-    // No WebTransportError, or none of the dictionary form: the code is lost, the reset still happens.
-    return code;
-  }
-}
-
-/** One session over the browser's WebTransport. */
-class WebTransportConn implements Conn {
-  readonly mapping = 'webtransport' as const;
-  declare readonly closed: Promise<CloseInfo>;
-
-  readonly #t: WebTransport;
-  readonly #clock: Clock;
-  #info: CloseInfo | undefined;
-  #resolveClosed!: (info: CloseInfo) => void;
-  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
-  #datagramsInFlight = 0;
-  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | undefined;
-
-  constructor(t: WebTransport, clock: Clock) {
-    this.#t = t;
-    this.#clock = clock;
-    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
-    // A close resolves the browser's closed with the peer's code and
-    // reason; a lost connection rejects it (§11).
-    t.closed.then(
-      (ci) => this.#end({ code: ci.closeCode ?? CloseNoError, reason: ci.reason ?? '', remote: true, lost: false }),
-      () => this.#end({ code: CloseNoError, reason: '', remote: false, lost: true }),
-    );
-  }
-
-  #end(info: CloseInfo): void {
-    if (this.#info) return;
-    this.#info = info;
-    this.#resolveClosed(info);
-  }
-
-  /**
-   * Runs a session operation (opening or accepting a stream) on a session
-   * that has not ended; its failure is the session's end, once closed says
-   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
-   */
-  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
-    if (this.#info) throw endedError(this.#info);
-    try {
-      return await op();
-    } catch (err) {
-      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
-      throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
-    }
-  }
-
-  /**
-   * The error of a failed stream operation: the peer's reset or stop with
-   * its code; failing that, the code the other half of a call stream
-   * reports (Chromium fails a write on a reset stream with no code, and
-   * the readable has it); the session's end, once closed says how it
-   * ended; otherwise a reset with an unknown code (Firefox), never a crash.
-   */
-  async failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
-    const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
-    if (typeof outcome === 'number') return new StreamResetError(outcome, true);
-    if (outcome) return endedError(this.#info!);
-    return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
-  }
-
-  openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => streamOf(this, (await this.#t.createUnidirectionalStream()).getWriter()));
-  }
-
-  acceptEmit(): Promise<ReceiveStream> {
-    return this.#op("accepting emit stream", async () => {
-      // The peer opens exactly one (§3.1); any other waits unread.
-      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
-      if (next.done) throw new Error('no stream');
-      return streamOf(this, undefined, next.value.getReader());
-    });
-  }
-
-  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => bidiOf(this, await this.#t.createBidirectionalStream()));
-
-  readonly acceptCall = async (): Promise<CallStream | null> => {
-    if (this.#info) return null;
-    this.#incomingCalls ??= this.#t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
-    try {
-      const next = await this.#incomingCalls.read();
-      if (next.done) return null;
-      return bidiOf(this, next.value);
-    } catch {
-      return null; // the session ended
-    }
-  };
-
-  sendDatagram(queue: DatagramQueue): void {
-    const d = this.#t.datagrams as WebTransportDatagramDuplexStream & { createWritable?: () => WritableStream<Uint8Array> };
-    // Newer browsers create a writable per sender; older ones have one.
-    const w = (this.#datagramWriter ??= (d.createWritable?.() ?? (d.writable as WritableStream<Uint8Array>)).getWriter());
-    // A write done is room for the next: the oldest the ring still holds fresh (§9).
-    const taken = (): void => {
-      this.#datagramsInFlight--;
-      this.sendDatagram(queue);
-    };
-    for (let b; !this.#info && this.#datagramsInFlight < maxDatagramsInFlight && (b = queue.pop()); ) {
-      this.#datagramsInFlight++;
-      w.write(b).then(taken, taken);
-    }
-  }
-
-  readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
-    if (this.#info) return null;
-    this.#datagramReader ??= (this.#t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
-    try {
-      const next = await this.#datagramReader.read();
-      return next.done ? null : next.value;
-    } catch {
-      return null;
-    }
-  };
-
-  maxDatagramSize(): number {
-    // A browser that reports none leaves it undefined; the engine reads
-    // anything but a positive size as none (§7.4).
-    return this.#t.datagrams.maxDatagramSize || 0;
-  }
-
-  /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
-  close(code: number, reason: string): void {
-    if (this.#info) return;
-    reason = cutReason(reason, MaxCloseReason);
-    this.#end({ code, reason, remote: false, lost: false });
-    closeQuietly(this.#t, code, reason);
-  }
-}
-
-/** A call stream over a browser's bidirectional stream. */
-function bidiOf(c: WebTransportConn, bidi: WebTransportBidirectionalStream): CallStream {
-  return streamOf(c, (bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
-}
-
-/** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
-function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
-  return closed.then(
-    () => never,
-    (err: unknown) => {
-      const code = streamErrorCode(err);
-      return code !== undefined && notLocal() ? code : never;
-    },
-  );
-}
-
-/**
- * A stream as the engine sees it: its sending half (one writer for the
- * stream's life), its receiving half (one reader), or both on a call
- * stream. After this side's own reset or stop a half fails at once with
- * it. On a call stream a half failing with no code takes the peer's code
- * from the other half (Chromium fails a write on a reset stream with no
- * code; the readable has it).
- */
-function streamOf(
-  c: WebTransportConn,
-  w: WritableStreamDefaultWriter<Uint8Array> | undefined,
-  r?: ReadableStreamDefaultReader<Uint8Array>,
-): CallStream {
-  let reset: StreamResetError | undefined;
-  let stopped: StreamResetError | undefined;
-  // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
-  // (receiving) half fails with one; never settles otherwise, nor after
-  // this side's own reset (stop).
-  const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
-  const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-  async function half<T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> {
-    const own = local();
-    if (own) throw own;
-    try {
-      // The writer queues: a write is not held back behind the previous
-      // one's completion, and resolves once the stream took the bytes.
-      return await op();
-    } catch (err) {
-      throw local() ?? (await c.failure(err, otherHalf));
-    }
-  }
-  // A half this stream lacks is never used: the engine writes only a
-  // sending half and reads only a receiving one.
-  return {
-    write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
-    close: () => half(() => reset, peerReset, () => w!.close()),
-    reset(code) {
-      if (reset) return;
-      reset = new StreamResetError(code, false);
-      w!.abort(resetReason(code)).catch(() => {});
-    },
-    async read() {
-      const next = await half(() => stopped, peerStopped, () => r!.read());
-      // A read this side's stop cut short ends done, which is no FIN.
-      if (stopped) throw stopped;
-      return next.done ? null : next.value;
-    },
-    stop(code) {
-      if (stopped) return;
-      stopped = new StreamResetError(code, false);
-      r!.cancel(resetReason(code)).catch(() => {});
     },
   };
 }

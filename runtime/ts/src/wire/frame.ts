@@ -44,16 +44,6 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
 
-/** Reports whether t is a type §5.2 defines. */
-export function frameTypeKnown(t: number): t is FrameType {
-  return t >= FrameHandshake && t <= FrameDatagram;
-}
-
-/** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
-export function frameTypeName(t: number): string {
-  return frameTypeKnown(t) ? (frameNames[t] as string) : 'type 0x' + hex2(t);
-}
-
 /** Reports whether c is a codec version 0 accepts. */
 export function codecKnown(c: number): c is Codec {
   return c === CodecJson || c === CodecBytes;
@@ -64,6 +54,16 @@ export function codecName(c: number): string {
   if (c === CodecJson) return 'json';
   if (c === CodecBytes) return 'bytes';
   return 'codec 0x' + hex2(c);
+}
+
+/** Reports whether t is a type §5.2 defines. */
+export function frameTypeKnown(t: number): t is FrameType {
+  return t >= FrameHandshake && t <= FrameDatagram;
+}
+
+/** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
+export function frameTypeName(t: number): string {
+  return frameTypeKnown(t) ? (frameNames[t] as string) : 'type 0x' + hex2(t);
 }
 
 function hex2(n: number): string {
@@ -83,7 +83,7 @@ export interface Frame {
  * cap, reserved bits, codec, control-frame codec, event id. Returns the
  * error or undefined.
  */
-function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved = 0): TransportError | undefined {
+function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): TransportError | undefined {
   // The valid case allocates nothing: a message is built only for a fault.
   if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
   // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
@@ -169,32 +169,28 @@ export function getU32(b: Uint8Array, off: number): number {
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
   // is used as it is (no copy); bytes are copied only to join chunks, into
-  // a buffer this decoder owns and grows at most to the frame's size.
+  // a buffer this decoder owns and grows at most to the frame's size. A
+  // chunk in use ends at end, so it has no room: the next chunk is never
+  // written into it, but joined with what it holds in a buffer of their own.
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  #owned: boolean | undefined;
-  /** The payload length of the frame being read once its header passed; -1 before. */
+  /** The size of the frame being read, header included, once its header passed (it stays held until then); -1 before. */
   #n = -1;
-  // The header of the frame being read: set as it passes, read only after.
-  #type!: number;
-  #codec!: number;
-  #eventId!: number;
   #error: TransportError | undefined;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
-    // An empty chunk adds nothing (held bytes may move into a buffer of its own).
+    // An empty chunk adds nothing.
     if (this.#error) return;
     const held = this.#end - this.#start;
     if (!held) {
       this.#buf = chunk;
       this.#start = 0;
       this.#end = chunk.length;
-      this.#owned = false;
       return;
     }
-    if (!this.#owned || this.#buf.length - this.#end < chunk.length) {
+    if (this.#buf.length - this.#end < chunk.length) {
       const need = held + chunk.length;
       // Room for the rest of the frame when its size is known, else (#n is -1) for what arrived.
       const b = new Uint8Array(Math.max(need, Math.min(2 * need, this.#n)));
@@ -202,7 +198,6 @@ export class FrameDecoder {
       this.#buf = b;
       this.#start = 0;
       this.#end = held;
-      this.#owned = true;
     }
     this.#buf.set(chunk, this.#end);
     this.#end += chunk.length;
@@ -219,27 +214,20 @@ export class FrameDecoder {
       const length = getU32(b, at);
       if (length < minLength) throw (this.#error = protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
-      const t = b[at + 4] as number;
-      const c = b[at + 5] as number;
-      const eventId = getU32(b, at + 8);
-      const err = checkHeader(t, c, eventId, length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
+      const err = checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       if (err) throw (this.#error = err);
-      this.#type = t;
-      this.#codec = c;
-      this.#eventId = eventId;
-      this.#n = length - 8;
-      this.#start += HeaderLen;
-      return this.next();
+      this.#n = length + 4;
     }
     const n = this.#n;
     if (held < n) return undefined;
     this.#start += n;
     this.#n = -1;
-    return { type: this.#type as FrameType, codec: this.#codec as Codec, eventId: this.#eventId, payload: b.subarray(at, at + n) };
+    return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, at + n) };
   }
 
   /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
   get empty(): boolean {
-    return this.#start === this.#end && this.#n < 0;
+    // A header that passed stays held until its frame is whole.
+    return this.#start === this.#end;
   }
 }

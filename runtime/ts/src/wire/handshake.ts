@@ -59,6 +59,28 @@ export function encodeHandshake(h: Handshake): Uint8Array {
   return utf8Encode(JSON.stringify({ v: h.v, feat: h.feat, events }));
 }
 
+function decodeEvents(raw: unknown): EventEntry[] {
+  // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
+  const seen = new Map<string | number, unknown>();
+  return jsonArray(raw, "'events'").map((row, i) => {
+    const at = `events[${i}]`;
+    const cells = jsonArray(row, at);
+    if (cells.length !== 3) throw new Error(at + ' is not [name, id, lane]');
+    const name = jsonString(cells[0], at + ' name');
+    const event = `event ${quoteShort(name)}`;
+    const id = cells[1] as number;
+    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
+    if (!id) throw new Error(`${event} has id 0`);
+    const lane = jsonString(cells[2], event + ' lane');
+    if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
+    if (seen.has(name)) throw new Error(`${event} twice`);
+    const other = seen.get(id) as string | undefined;
+    if (other !== undefined) throw new Error(`${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
+    seen.set(name, id).set(id, name);
+    return { name, id, lane };
+  });
+}
+
 /**
  * Decodes a HANDSHAKE payload strictly (§4.1, §4.3): exactly the fields v
  * (an integer), feat (an array of strings) and events (an array of
@@ -79,27 +101,6 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
     },
     true,
   );
-}
-
-function decodeEvents(raw: unknown): EventEntry[] {
-  // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
-  const seen = new Map<string | number, unknown>();
-  return jsonArray(raw, "'events'").map((row, i) => {
-    const cells = jsonArray(row, `events[${i}]`);
-    if (cells.length !== 3) throw new Error(`events[${i}] is not [name, id, lane]`);
-    const name = jsonString(cells[0], `events[${i}] name`);
-    const event = `event ${quoteShort(name)}`;
-    const id = cells[1] as number;
-    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
-    if (!id) throw new Error(`${event} has id 0`);
-    const lane = jsonString(cells[2], event + ' lane');
-    if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
-    if (seen.has(name)) throw new Error(`${event} twice`);
-    const other = seen.get(id) as string | undefined;
-    if (other !== undefined) throw new Error(`${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
-    seen.set(name, id).set(id, name);
-    return { name, id, lane };
-  });
 }
 
 /**

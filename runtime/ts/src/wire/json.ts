@@ -79,13 +79,6 @@ export function readObject<T>(b: Uint8Array, what: string, fields: Record<string
   return out as T;
 }
 
-/** v as a T when ok; else throws "<what> is <the value>, not <want>". */
-export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
-  if (ok) return v as T;
-  const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v ? '{…}' : String(JSON.stringify(v));
-  throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
-}
-
 /** A string value, or throws. */
 export function jsonString(v: unknown, what: string): string {
   return expect(typeof v === 'string', v, what, 'a string');
@@ -96,10 +89,11 @@ export function jsonArray(v: unknown, what: string): unknown[] {
   return expect(Array.isArray(v), v, what, 'an array');
 }
 
-/** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
-export function quoteShort(s: string): string {
-  const cut = cutReason(s, 40);
-  return "'" + cut + (cut === s ? "'" : "…'");
+/** v as a T when ok; else throws "<what> is <the value>, not <want>". */
+export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
+  if (ok) return v as T;
+  const text = Array.isArray(v) ? '[…]' : typeof v === 'object' && v ? '{…}' : String(JSON.stringify(v));
+  throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 
 /**
@@ -109,8 +103,13 @@ export function quoteShort(s: string): string {
 export function cutReason(s: string, n: number): string {
   const b = utf8Encode(s);
   if (b.length <= n) return s;
-  let i = n;
   // Step back over continuation bytes (10xxxxxx) to a character start.
-  while (i && ((b[i] as number) & 0xc0) === 0x80) i--;
-  return utf8Decode(b.subarray(0, i));
+  while (n && ((b[n] as number) & 0xc0) === 0x80) n--;
+  return utf8Decode(b.subarray(0, n));
+}
+
+/** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
+export function quoteShort(s: string): string {
+  const cut = cutReason(s, 40);
+  return "'" + cut + (cut === s ? "'" : "…'");
 }
