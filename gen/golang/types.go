@@ -185,7 +185,8 @@ func (g *generator) record(f *jen.File, t ir.Type) {
 						stmt = jen.List(field, jen.Id("seen").Index(jen.Lit(index))).Op("=").List(g.decodeExpr(fd.Type), jen.True())
 						index++
 					case nilable(fd.Type):
-						stmt = jen.If(jen.Op("!").Id("d").Dot("Null").Call()).Block(field.Clone().Op("=").Add(g.decodeExpr(fd.Type)))
+						// null is the field absent, also after an earlier value for the key (the last wins).
+						stmt = jen.If(jen.Id("d").Dot("Null").Call()).Block(field.Clone().Op("=").Nil()).Else().Block(field.Clone().Op("=").Add(g.decodeExpr(fd.Type)))
 					default:
 						stmt = field.Clone().Op("=").Qual(typedPath, "Optional").Call(jen.Id("d"), g.decodeFunc(fd.Type))
 					}

@@ -22,7 +22,9 @@ func (e *Encoder) canonicalValue(d *Decoder) {
 		return
 	}
 	e.unsorted = false
-	d.i, d.depth, e.b = start, depth, e.b[:mark]
+	// Read again from the start, a failure the first pass met too (it
+	// stops at a key out of order, the failure not yet named by its path).
+	d.i, d.depth, d.err, e.b = start, depth, nil, e.b[:mark]
 	var t tree
 	t.build(d, nil)
 	if d.err == nil {

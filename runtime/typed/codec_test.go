@@ -109,6 +109,7 @@ func TestSpec6_4_ValidationNamesFieldPath(t *testing.T) {
 		{`{"title":"t" "tags":[]}`, "is not valid JSON: expected ',' or '}'"},
 		{``, "the payload must be an object, not nothing"},
 		{`{"title":"\ud83d\ude00","tags":[],"kind":"plain","x":01}`, "is not valid JSON: bad number '01'"},
+		{`{"title":"t","tags":[],"kind":"plain","x":{"\x":1}}`, "field 'x' is not valid JSON: bad escape"},
 		{"{\"title\":\"\xff\",\"tags\":[],\"kind\":\"plain\"}", "the payload is not UTF-8"},
 		{"{\"title\":\"t\",\"tags\":[],\"kind\":\"plain\",\"extra\":\"\xff\"}", "the payload is not UTF-8"},
 	} {

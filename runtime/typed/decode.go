@@ -92,7 +92,9 @@ func (d *Decoder) mismatch(want string) {
 }
 
 func (d *Decoder) syntax(what string) {
-	d.Fail("is not valid JSON: " + what + " at offset " + strconv.Itoa(d.i))
+	if d.err == nil {
+		d.err = &fieldError{msg: "is not valid JSON: " + what + " at offset " + strconv.Itoa(d.i), syntax: true}
+	}
 }
 
 // Null consumes a JSON null and reports whether there was one; optional
@@ -561,6 +563,11 @@ func (d *Decoder) Skip() {
 	case c == '{':
 		o := d.Object()
 		for o.Next(d) {
+			if bytes.IndexByte(o.key, '\\') >= 0 {
+				// Checks the escapes, as JSON.parse does; a bad one is the object's.
+				_, _ = d.unquote(o.key)
+				o.keyFailed = d.err != nil
+			}
 			d.Skip()
 		}
 	case c == '[':
@@ -605,10 +612,11 @@ func (d *Decoder) open() bool {
 	if d.err != nil {
 		return false
 	}
-	if d.depth++; d.depth > MaxDepth {
+	if d.depth == MaxDepth {
 		d.Fail("nests deeper than " + strconv.Itoa(MaxDepth) + " levels")
 		return false
 	}
+	d.depth++
 	d.i++ // '{' or '['
 	return true
 }
@@ -635,22 +643,55 @@ func (d *Decoder) next(first bool, closing byte) bool {
 
 // Members iterates the members of an object. The failure of a member's
 // value is attributed to its key as the error passes through Next.
+//
+// When several members are refused, the one named is the first by code
+// point order of the keys, whatever order they were sent in: the TypeScript
+// decoder sees the object only after JSON.parse, which has lost that order
+// (it puts keys such as "10" first), so both runtimes name the first the
+// canonical form would write (docs/contract-language.md). So a refused
+// member does not end the object: its failure is kept and its value
+// skipped, and the object fails at its end with the first kept. A payload
+// that is not JSON still ends at the first bad byte.
 type Members struct {
 	open, started, inValue bool
+	keyFailed              bool   // the current key is refused, at the object's path
 	key                    []byte // quoted, escapes in place
 	dec                    *Decoder
+	value, depth           int         // where the current value starts, and the depth there
+	failed                 *fieldError // the member failure to report, once the object ends
+	failedKey              string
 }
 
 // Next moves to the next member and reports whether there is one; Key is
 // its key and the decoder is positioned at its value.
 func (m *Members) Next(d *Decoder) bool {
 	if d.err != nil {
-		if m.inValue {
-			m.inValue = false
-			key, _ := d.unquote(m.key)
+		if !m.inValue {
+			return false
+		}
+		m.inValue = false
+		key, _ := d.unquote(m.key)
+		if !m.keyFailed {
 			d.err.in(keyElem(key))
 		}
-		return false
+		if d.err.syntax {
+			return false
+		}
+		if k := codePointKey(m.key); m.failed == nil || k < m.failedKey {
+			m.failed, m.failedKey = d.err, k
+		}
+		// Skip what is left of the value: the containers the failure left
+		// open, or the whole value when it failed before reading any of it
+		// (a mismatch). A failure inside a value skipped its own rest, so
+		// every byte is skipped once, however deep the nesting.
+		d.err = nil
+		if open := d.depth - m.depth; open > 0 || d.i == m.value {
+			d.skipValue(open)
+		}
+		d.depth = m.depth
+		if d.err != nil {
+			return false
+		}
 	}
 	if !m.open {
 		return false
@@ -659,6 +700,9 @@ func (m *Members) Next(d *Decoder) bool {
 	m.started = true
 	if !d.next(first, '}') {
 		m.open = false
+		if m.failed != nil && d.err == nil {
+			d.err = m.failed
+		}
 		return false
 	}
 	raw, ok := d.rawString("a key")
@@ -670,8 +714,101 @@ func (m *Members) Next(d *Decoder) bool {
 		return false
 	}
 	d.i++
-	m.key, m.dec, m.inValue = raw, d, true
+	d.ws()
+	m.key, m.dec, m.inValue, m.keyFailed = raw, d, true, false
+	m.value, m.depth = d.i, d.depth
 	return true
+}
+
+// codePointKey is a quoted key as a string whose byte order is the order
+// of the key's code points, and JavaScript's order for a lone surrogate
+// escape (which the TypeScript runtime orders as the half of a pair, after
+// U+FFFF; U+FFFD, what unescape writes for it, is not there): its UTF-16
+// code units, surrogates moved past U+E000..U+FFFF, two bytes each.
+func codePointKey(quoted []byte) string {
+	s := quoted[1 : len(quoted)-1]
+	var units []uint16
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			r, size := utf8.DecodeRune(s[i:])
+			units = utf16.AppendRune(units, r)
+			i += size
+			continue
+		}
+		i += 2
+		switch c = s[i-1]; c {
+		case 'u':
+			r, _ := hex4(s[i:])
+			units = append(units, uint16(r))
+			i += 4
+			continue
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		}
+		units = append(units, uint16(c))
+	}
+	b := make([]byte, 0, 2*len(units))
+	for _, u := range units {
+		switch {
+		case u >= 0xe000:
+			u -= 0x800
+		case u >= 0xd800:
+			u += 0x2000
+		}
+		b = append(b, byte(u>>8), byte(u))
+	}
+	return string(b)
+}
+
+// skipValue moves past the rest of a value that was refused, open
+// containers of it already entered (with none, past one whole value): only
+// where it ends matters, so it follows strings and brackets without
+// reading the rest, and at any depth (a value refused for nesting too
+// deeply too).
+func (d *Decoder) skipValue(open int) {
+	for {
+		if d.ws(); d.i >= len(d.b) {
+			return
+		}
+		switch c := d.b[d.i]; c {
+		case '"':
+			if _, ok := d.rawString("a value"); !ok {
+				return
+			}
+		case '{', '[':
+			open++
+			d.i++
+			continue
+		case '}', ']':
+			if open == 0 {
+				return
+			}
+			open--
+			d.i++
+		case ',', ':':
+			if open == 0 {
+				return
+			}
+			d.i++
+			continue
+		default: // a number or a literal
+			for d.i < len(d.b) && strings.IndexByte(",:{}[]\" \t\n\r", d.b[d.i]) < 0 {
+				d.i++
+			}
+		}
+		if open == 0 {
+			return
+		}
+	}
 }
 
 // Key returns the current member's key without copying when it has no
@@ -691,7 +828,7 @@ func (m *Members) Key() []byte {
 func (m *Members) text(d *Decoder) string {
 	s, lone := d.unquote(m.key)
 	if lone {
-		m.inValue = false
+		m.keyFailed = true
 		d.Fail(loneSurrogate + ", not " + shortValue(m.key))
 	}
 	return s

@@ -12,8 +12,9 @@ import (
 // error passes back out through it (innermost first), so the path costs
 // nothing until something fails.
 type fieldError struct {
-	msg  string
-	path []string // innermost first: "body", ".replyTo" reversed on output
+	msg    string
+	path   []string // innermost first: "body", ".replyTo" reversed on output
+	syntax bool     // the payload is not JSON: nothing after it can be read
 }
 
 func (e *fieldError) in(elem string) { e.path = append(e.path, elem) }

@@ -94,6 +94,38 @@ function show(v: unknown): string {
   return 'a ' + typeof v;
 }
 
+/**
+ * Runs each over the keys of one object in their order; once one throws a
+ * ValidationError, over the rest that sort before it, so that of several
+ * members refused the one named is the first by code point order of the
+ * keys (the order the canonical form writes), as the Go runtime names it:
+ * JSON.parse has lost the order the payload sent them in
+ * (docs/contract-language.md).
+ */
+function eachKey(keys: string[], each: (k: string) => void): void {
+  let i = 0;
+  try {
+    for (; i < keys.length; i++) each(keys[i] as string);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    // The keys before the one refused were read; of those after it, only
+    // one that sorts before the first refused so far can change which.
+    let first = keys[i] as string;
+    let failure = e;
+    for (const k of keys.slice(i + 1)) {
+      if (byCodePoint(k, first) >= 0) continue;
+      try {
+        each(k);
+      } catch (f) {
+        if (!(f instanceof ValidationError)) throw f;
+        first = k;
+        failure = f;
+      }
+    }
+    throw failure;
+  }
+}
+
 /** Adds seg to a ValidationError passing out through it; other errors pass unchanged. */
 function within(e: unknown, seg: string): unknown {
   return e instanceof ValidationError ? e.within(seg) : e;
@@ -214,7 +246,7 @@ function check(v: unknown): void {
     });
   } else if (typeof v === 'object' && v !== null) {
     nest(() => {
-      for (const k of Object.keys(v)) {
+      eachKey(Object.keys(v), (k) => {
         // A bad key is reported at the object's path: the key is not a path segment.
         noLoneSurrogate(k);
         try {
@@ -222,7 +254,7 @@ function check(v: unknown): void {
         } catch (e) {
           throw within(e, '.' + k);
         }
-      }
+      });
     });
   } else if (typeof v === 'number' && !Number.isFinite(v)) {
     fail('must be a number within the range of float64', v);
@@ -253,7 +285,7 @@ export function decodeMap<T>(elem: Decoder<T>): Decoder<Record<string, T>> {
     const o = object(v);
     return nest(() => {
       const out: Record<string, T> = {};
-      for (const k of Object.keys(o)) {
+      eachKey(Object.keys(o), (k) => {
         noLoneSurrogate(k); // at the map's path, as the key is no path segment
         let x: T;
         try {
@@ -263,7 +295,7 @@ export function decodeMap<T>(elem: Decoder<T>): Decoder<Record<string, T>> {
         }
         if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
         else out[k] = x;
-      }
+      });
       return out;
     });
   };
@@ -284,32 +316,129 @@ function object(v: unknown): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
+// How many of the keys the record being read looks up it has: fewer than
+// its keys means it has unknown keys.
+let present = 0;
+// The key of the last member refused (or required field missing): when a
+// record's read fails, its own.
+let failedKey = '';
+// The fields of a record, while its read runs only to list them (fieldsOf).
+let listing: Map<string, { dec: Decoder<unknown>; optional: boolean }> | undefined;
+
 /**
  * Reads a record: the object's own keys, with the fields read by read,
- * inside one more level of nesting. read calls field and optional.
+ * inside one more level of nesting. read calls field and optionalField.
+ * Unknown keys are not read, but their values count their levels of
+ * nesting as the Go runtime's skipping them does. When something is
+ * refused, the one named is the member refused first by code point order
+ * of the keys (eachKey), or else the first required field missing.
  */
 export function decodeRecord<T>(v: unknown, read: (o: Record<string, unknown>) => T): T {
   const o = object(v);
-  return nest(() => read(o));
+  return nest(() => {
+    const outer = present;
+    present = 0;
+    try {
+      const out = read(o);
+      const keys = Object.keys(o);
+      if (present < keys.length) {
+        const fields = fieldsOf(o, read);
+        eachKey(keys, (k) => {
+          if (!fields.has(k)) readMember(k, o[k], deep);
+        });
+      }
+      return out;
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      // Every member that sorts before the one refused is read (again):
+      // the first refused in that order is named, else e, which is that
+      // member's failure or the first required field missing.
+      const refused = failedKey;
+      const fields = fieldsOf(o, read);
+      for (const k of Object.keys(o).sort(byCodePoint)) {
+        if (k === refused) break;
+        const f = fields.get(k);
+        const x = o[k];
+        if (f === undefined) readMember(k, x, deep);
+        else if (!(f.optional && x === null)) readMember(k, x, f.dec);
+      }
+      throw e;
+    } finally {
+      present = outer;
+    }
+  });
+}
+
+/** The fields read looks up, by key: read runs without decoding anything. */
+function fieldsOf<T>(o: Record<string, unknown>, read: (o: Record<string, unknown>) => T): NonNullable<typeof listing> {
+  const fields: NonNullable<typeof listing> = new Map();
+  listing = fields;
+  try {
+    read(o);
+  } finally {
+    listing = undefined;
+  }
+  return fields;
+}
+
+/** Reads a member's value with dec, its failure within the key. */
+function readMember(key: string, x: unknown, dec: (v: unknown) => unknown): void {
+  try {
+    dec(x);
+  } catch (e) {
+    failedKey = key;
+    throw within(e, '.' + key);
+  }
+}
+
+/** Checks only how deeply a value nests (an unknown key's). */
+function deep(v: unknown): void {
+  if (typeof v !== 'object' || v === null) return;
+  nest(() => {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        try {
+          deep(v[i]);
+        } catch (e) {
+          throw within(e, `[${i}]`);
+        }
+      }
+    } else {
+      eachKey(Object.keys(v), (k) => readMember(k, (v as Record<string, unknown>)[k], deep));
+    }
+  });
 }
 
 /** A required field: "is required" when absent; null is a value (and refused unless json). */
 export function field<T>(o: Record<string, unknown>, key: string, dec: Decoder<T>): T {
+  if (listing) {
+    listing.set(key, { dec, optional: false });
+    return undefined as T;
+  }
   try {
     if (!hasOwn.call(o, key)) failBare('is required');
+    present++;
     return dec(o[key]);
   } catch (e) {
+    failedKey = key;
     throw within(e, '.' + key);
   }
 }
 
 /** An optional field: set on into as prop when present; absent or null leaves prop absent. */
 export function optionalField<R, K extends keyof R>(into: R, prop: K, o: Record<string, unknown>, key: string, dec: Decoder<Exclude<R[K], undefined>>): void {
-  const x = hasOwn.call(o, key) ? o[key] : undefined;
+  if (listing) {
+    listing.set(key, { dec, optional: true });
+    return;
+  }
+  if (!hasOwn.call(o, key)) return;
+  present++;
+  const x = o[key];
   if (x === undefined || x === null) return;
   try {
     into[prop] = dec(x);
   } catch (e) {
+    failedKey = key;
     throw within(e, '.' + key);
   }
 }

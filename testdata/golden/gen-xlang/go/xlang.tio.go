@@ -154,45 +154,65 @@ func decodeEdge(d *typed.Decoder) (v Edge) {
 		case "b":
 			v.B = typed.Optional(d, (*typed.Decoder).Bool)
 		case "raw":
-			if !d.Null() {
+			if d.Null() {
+				v.Raw = nil
+			} else {
 				v.Raw = d.Bytes()
 			}
 		case "any":
-			if !d.Null() {
+			if d.Null() {
+				v.Any = nil
+			} else {
 				v.Any = d.JSON()
 			}
 		case "mode":
 			v.Mode = typed.Optional(d, decodeMode)
 		case "modes":
-			if !d.Null() {
+			if d.Null() {
+				v.Modes = nil
+			} else {
 				v.Modes = typed.List(d, decodeMode)
 			}
 		case "byMode":
-			if !d.Null() {
+			if d.Null() {
+				v.ByMode = nil
+			} else {
 				v.ByMode = typed.Map(d, decodeMode)
 			}
 		case "blobs":
-			if !d.Null() {
+			if d.Null() {
+				v.Blobs = nil
+			} else {
 				v.Blobs = typed.List(d, (*typed.Decoder).Bytes)
 			}
 		case "values":
-			if !d.Null() {
+			if d.Null() {
+				v.Values = nil
+			} else {
 				v.Values = typed.Map(d, (*typed.Decoder).JSON)
 			}
 		case "items":
-			if !d.Null() {
+			if d.Null() {
+				v.Items = nil
+			} else {
 				v.Items = typed.List(d, (*typed.Decoder).JSON)
 			}
 		case "big":
-			if !d.Null() {
+			if d.Null() {
+				v.Big = nil
+			} else {
 				v.Big = typed.Map(d, (*typed.Decoder).Uint64)
 			}
 		case "small":
-			if !d.Null() {
+			if d.Null() {
+				v.Small = nil
+			} else {
 				v.Small = typed.List(d, (*typed.Decoder).Int64)
 			}
 		case "byKey":
-			if !d.Null() {
+			if d.Null() {
+				v.ByKey = nil
+			} else {
 				v.ByKey = typed.Map(d, decodeLeaf)
 			}
 		default:
@@ -291,7 +311,9 @@ func decodeNode(d *typed.Decoder) (v Node) {
 		case "next":
 			v.Next = typed.Optional(d, decodeNode)
 		case "data":
-			if !d.Null() {
+			if d.Null() {
+				v.Data = nil
+			} else {
 				v.Data = d.JSON()
 			}
 		default:
