@@ -1,7 +1,6 @@
 package xlang
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -11,14 +10,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -89,7 +86,7 @@ func TestSpec5_3_PayloadCodecsAgreeAcrossLanguages(t *testing.T) {
 		}
 	}
 
-	theirs := typeScriptPayloadVerdicts(t, cases)
+	theirs := verdictsInNode[payloadVerdict](t, "payload-verdicts.ts", cases)
 	if len(theirs) != len(cases) {
 		t.Fatalf("%d TypeScript verdicts for %d cases", len(theirs), len(cases))
 	}
@@ -173,46 +170,6 @@ func agree(ours, theirs payloadVerdict) bool {
 		return ours.V == "not UTF-8"
 	}
 	return false
-}
-
-// typeScriptPayloadVerdicts runs the generated TypeScript over cases in
-// Node. It fails, never skips, without Node or runtime/ts/node_modules.
-func typeScriptPayloadVerdicts(t *testing.T, cases []payloadCase) []payloadVerdict {
-	runtimeDir := filepath.Join("..", "..", "runtime", "ts")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("the cross-language payload test needs node (Node.js 20 or later) on PATH: see make deps")
-	}
-	if _, err := os.Stat(filepath.Join(runtimeDir, "node_modules", "tsx", "package.json")); err != nil {
-		t.Fatal("the cross-language payload test needs runtime/ts/node_modules: run make deps (npm ci --prefix runtime/ts)")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "cases.json"), filepath.Join(dir, "verdicts.json")
-	b, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, node, "--import", "tsx", filepath.Join("test", "xlang", "payload-verdicts.ts"), in, out)
-	run.Dir = runtimeDir
-	start := time.Now()
-	if msg, err := run.CombinedOutput(); err != nil {
-		t.Fatalf("node payload-verdicts.ts: %v\n%s", err, msg)
-	}
-	t.Logf("node took %v", time.Since(start))
-	b, err = os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var verdicts []payloadVerdict
-	if err := json.Unmarshal(b, &verdicts); err != nil {
-		t.Fatal(err)
-	}
-	return verdicts
 }
 
 // payloadGen builds the payloads of one type of a contract.

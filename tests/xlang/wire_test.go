@@ -2,7 +2,6 @@ package xlang
 
 import (
 	"bytes"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,12 +9,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/transport-io/tiogen/runtime/wire"
 )
@@ -52,7 +49,7 @@ func TestWireReadersAgreeAcrossLanguages(t *testing.T) {
 	t.Logf("corpus seed %d (set TIO_WIRE_SEED to try another)", seed)
 	cases := wireCorpus(t, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
 
-	theirs := typeScriptVerdicts(t, cases)
+	theirs := verdictsInNode[string](t, "wire-verdicts.ts", cases)
 	if len(theirs) != len(cases) {
 		t.Fatalf("%d TypeScript verdicts for %d cases", len(theirs), len(cases))
 	}
@@ -176,46 +173,6 @@ func codeOf(t *testing.T, err error) string {
 		t.Fatalf("an error without a WT_* code: %v", err)
 	}
 	return string(code)
-}
-
-// typeScriptVerdicts runs the TypeScript runtime's readers over cases in
-// Node. It fails, never skips, without Node or runtime/ts/node_modules.
-func typeScriptVerdicts(t *testing.T, cases []wireCase) []string {
-	runtimeDir := filepath.Join("..", "..", "runtime", "ts")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("the cross-language wire test needs node (Node.js 20 or later) on PATH")
-	}
-	if _, err := os.Stat(filepath.Join(runtimeDir, "node_modules", "tsx", "package.json")); err != nil {
-		t.Fatal("the cross-language wire test needs runtime/ts/node_modules: run make deps (npm ci --prefix runtime/ts)")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "cases.json"), filepath.Join(dir, "verdicts.json")
-	b, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, node, "--import", "tsx", filepath.Join("test", "xlang", "wire-verdicts.ts"), in, out)
-	run.Dir = runtimeDir
-	start := time.Now()
-	if msg, err := run.CombinedOutput(); err != nil {
-		t.Fatalf("node wire-verdicts.ts: %v\n%s", err, msg)
-	}
-	t.Logf("node took %v", time.Since(start))
-	b, err = os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var verdicts []string
-	if err := json.Unmarshal(b, &verdicts); err != nil {
-		t.Fatal(err)
-	}
-	return verdicts
 }
 
 // wireCorpus builds casesPerKind inputs of each kind from the golden
