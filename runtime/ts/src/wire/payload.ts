@@ -36,9 +36,9 @@ export interface CallError {
   readonly message: string;
 }
 
-/** {"code":"WT_…","message":"…"} (§6.4), byte-identical to JSON.stringify of the two fields. */
+/** {"code":"WT_…","message":"…"} (§6.4): the two fields alone, in that order. */
 export function encodeCallError(e: CallError): Uint8Array {
-  return utf8Encode('{"code":' + JSON.stringify(e.code) + ',"message":' + JSON.stringify(e.message) + '}');
+  return utf8Encode(JSON.stringify({ code: e.code, message: e.message }));
 }
 
 /**
