@@ -6,7 +6,7 @@ import { utf8Encode } from './utf8.js';
 
 /** The CALL_CREDIT payload {"credit":n} (§6.6). */
 export function encodeCredit(n: number): Uint8Array {
-  return utf8Encode('{"credit":' + n + '}');
+  return utf8Encode(JSON.stringify({ credit: n }));
 }
 
 const maxInt32 = 0x7fffffff;
