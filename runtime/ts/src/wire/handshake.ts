@@ -59,10 +59,10 @@ export function encodeHandshake(h: Handshake): Uint8Array {
   return utf8Encode(JSON.stringify({ v: h.v, feat: h.feat, events }));
 }
 
-function decodeEvents(raw: unknown): EventEntry[] {
+function decodeEvents(raw: unknown, what: string): EventEntry[] {
   // Names seen (as keys) and the name of each id seen: a Map's string and number keys never meet.
   const seen = new Map<string | number, unknown>();
-  return jsonArray(raw, "'events'").map((row, i) => {
+  return jsonArray(raw, what).map((row, i) => {
     const at = `events[${i}]`;
     const cells = jsonArray(row, at);
     if (cells.length !== 3) throw new Error(at + ' is not [name, id, lane]');
@@ -95,8 +95,8 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
     payload,
     'handshake',
     {
-      v: (raw) => expect(Number.isSafeInteger(raw), raw, "'v'", 'an integer'),
-      feat: (raw) => jsonArray(raw, "'feat'").map((item, i) => jsonString(item, `feat[${i}]`)),
+      v: (raw, what) => expect(Number.isSafeInteger(raw), raw, what, 'an integer'),
+      feat: (raw, what) => jsonArray(raw, what).map((item, i) => jsonString(item, `feat[${i}]`)),
       events: decodeEvents,
     },
     true,

@@ -58,17 +58,17 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
 
 /**
  * Reads the control payload b (what names it in errors): a JSON object whose
- * members named in fields are read by their reader, in the order of the
- * text; each must be there (a reader may return undefined to call a value
- * absent). Other members are ignored, or with strict refused, as is then a
- * number not written as an integer. Any fault throws WT_PROTOCOL_ERROR,
- * "<what>: <why>" (§5.5).
+ * members named in fields are read by their reader (given the member's name
+ * quoted, for its errors), in the order of the text; each must be there (a
+ * reader may return undefined to call a value absent). Other members are
+ * ignored, or with strict refused, as is then a number not written as an
+ * integer. Any fault throws WT_PROTOCOL_ERROR, "<what>: <why>" (§5.5).
  */
-export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown) => unknown>, strict?: boolean): T {
+export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown, what: string) => unknown>, strict?: boolean): T {
   const out: Record<string, unknown> = {};
   try {
     const integral = decodeObject(b, (key, v) => {
-      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v);
+      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v, `'${key}'`);
       else if (strict) throw new Error(`unknown ${quoteShort(key)}`);
     });
     for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);

@@ -48,12 +48,12 @@ export function encodeCallError(e: CallError): Uint8Array {
  */
 export function parseCallError(b: Uint8Array): CallError {
   return readObject<CallError>(b, 'CALL_ERROR', {
-    code(v) {
-      const s = jsonString(v, "'code'");
+    code(v, what) {
+      const s = jsonString(v, what);
       if (!s.startsWith('WT_')) throw new Error(`code ${quoteShort(s)} is not WT_*`);
       return s;
     },
-    message: (v) => jsonString(v, "'message'"),
+    message: jsonString,
   });
 }
 
@@ -65,5 +65,5 @@ export function encodeRoom(room: string): Uint8Array {
 /** Reads a JOIN or LEAVE payload (§6.5): room a non-empty string, other fields ignored; else WT_PROTOCOL_ERROR. */
 export function parseRoom(b: Uint8Array): string {
   // An empty room is as good as none.
-  return readObject<{ room: string }>(b, 'room', { room: (v) => jsonString(v, "'room'") || undefined }).room;
+  return readObject<{ room: string }>(b, 'room', { room: (v, what) => jsonString(v, what) || undefined }).room;
 }
