@@ -113,11 +113,13 @@ const BundleTargetBytes = 10_240;
  * alone. Together: 11,183 B. Then a rule the cross-language wire test
  * found (tests/xlang): a control payload escaping an unpaired surrogate is
  * refused, as Go refuses it, every string token decoded once (+26 B):
- * 11,209 B (docs/performance.md lists each). The 10,240 B target is not yet
- * met. This budget only goes down: lower it whenever the bundle shrinks,
+ * 11,209 B (docs/performance.md lists each); then CALL_ERROR and CALL_CREDIT
+ * payloads through JSON.stringify of their fields (−16 B) and readObject
+ * handing each reader its member's quoted name (−12 B): 11,181 B. The
+ * 10,240 B target is not yet met. This budget only goes down: lower it whenever the bundle shrinks,
  * until it is the target.
  */
-const BundleBudgetBytes = 11_209;
+const BundleBudgetBytes = 11_181;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
