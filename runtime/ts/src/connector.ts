@@ -75,10 +75,11 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
 
 /**
  * Waits on clock for at most ms, or until p resolves (a Conn's closed or a
- * session's ended: neither rejects); reports whether p resolved first, or
- * what other resolved with if it came first.
+ * session's ended: neither rejects, and each resolves with an object);
+ * gives what p resolved with, or what other resolved with if it came
+ * first, or false once ms passed.
  */
-export async function settlesWithin<T = never>(p: Promise<unknown>, ms: number, clock: Clock, other: Promise<T> = never): Promise<boolean | T> {
-  const first = await outcomeWithin(clock, ms, Promise.race([p.then(() => true), other]));
-  return first !== 'timeout' && (first as boolean | T);
+export async function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
+  const first = await outcomeWithin(clock, ms, Promise.race([p, other]));
+  return first !== 'timeout' && (first as object | T);
 }
