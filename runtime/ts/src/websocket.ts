@@ -60,7 +60,7 @@ class WebSocketConn implements Conn {
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
-  // When a message was last sent and received: set as the socket opens, read (by #live) only after.
+  // When a message was last sent (or tried) and received: set as the socket opens, read (by #live) only after.
   #lastSent!: number;
   #lastRecv!: number;
   #liveness: unknown;
@@ -218,14 +218,13 @@ class WebSocketConn implements Conn {
   #live(): void {
     const now = this.#clock.now();
     if (now - this.#lastRecv >= IdleTimeoutMs) return this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
-    if (now - this.#lastSent >= KeepaliveIntervalMs) {
-      this.#sendMessage(new Uint8Array(0));
-      this.#lastSent = now;
-    }
+    if (now - this.#lastSent >= KeepaliveIntervalMs) this.#sendMessage(new Uint8Array(0));
     this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
   }
 
   #sendMessage(b: Uint8Array): boolean {
+    // A failed keepalive counts as sent too, so the next is a whole interval away.
+    this.#lastSent = this.#clock.now();
     if (this.#sock.readyState !== OPEN) return false;
     try {
       // The engine's buffers are never shared memory.
@@ -233,7 +232,6 @@ class WebSocketConn implements Conn {
     } catch {
       return false;
     }
-    this.#lastSent = this.#clock.now();
     return true;
   }
 
