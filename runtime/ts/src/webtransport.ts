@@ -318,8 +318,9 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         // over HTTPS within ProbeTimeoutMs. The request never carries the
         // session URL's query. From a page of another origin the answer is
         // opaque (no-cors): that it came at all is what tells a blocked UDP
-        // path from a dead server.
-        if (typeof fetch === 'function' && !ctx.signal.aborted) {
+        // path from a dead server. An abort since the outcome ends the wait
+        // at once, and the request with it.
+        if (typeof fetch === 'function') {
           const ac = new AbortController();
           const answer = await outcomeWithin(
             ctx.clock,
