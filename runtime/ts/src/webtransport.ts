@@ -278,7 +278,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
   return {
     async open(ctx: ConnectContext): Promise<Opened> {
       const WT = (globalThis as { WebTransport?: typeof WebTransport }).WebTransport;
-      if (typeof WT !== 'function') {
+      if (!WT) {
         throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
       }
       const where = describeUrl(url);
