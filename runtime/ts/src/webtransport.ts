@@ -288,7 +288,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       if (ctx.signal.aborted) throw abandoned();
       const init: WebTransportOptions_ = { requireUnreliable: true }; // §2: ask for a session with datagrams
       // The browser reads the hashes as it constructs the session: no copy.
-      if (options.serverCertificateHashes !== undefined) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
+      if (options.serverCertificateHashes) init.serverCertificateHashes = options.serverCertificateHashes as WebTransportHash[];
       let transport: WebTransport;
       try {
         transport = new WT(url, init);
