@@ -74,8 +74,8 @@ class WebTransportConn implements Conn {
   #resolveClosed!: (info: CloseInfo) => void;
   #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #datagramsInFlight = 0;
-  #datagramReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream> | undefined;
+  readonly #datagramReader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
 
   readonly mapping = 'webtransport' as const;
   declare readonly closed: Promise<CloseInfo>;
@@ -84,6 +84,9 @@ class WebTransportConn implements Conn {
     this.#t = t;
     this.#clock = clock;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    // The engine reads both from the start, for the session's life.
+    this.#incomingCalls = t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
+    this.#datagramReader = (t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
     // A close resolves the browser's closed with the peer's code and
     // reason; a lost connection rejects it (§11).
     t.closed.then(
@@ -96,7 +99,6 @@ class WebTransportConn implements Conn {
 
   readonly acceptCall = async (): Promise<CallStream | null> => {
     if (this.#info) return null;
-    this.#incomingCalls ??= this.#t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
     try {
       const next = await this.#incomingCalls.read();
       if (next.done) return null;
@@ -138,7 +140,6 @@ class WebTransportConn implements Conn {
 
   readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
     if (this.#info) return null;
-    this.#datagramReader ??= (this.#t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
     try {
       const next = await this.#datagramReader.read();
       return next.done ? null : next.value;
