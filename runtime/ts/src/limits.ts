@@ -95,6 +95,5 @@ export const sendHighWater = 1 << 20;
 // no event for a drained buffer).
 export const drainPollMs = 5;
 
-// WebSocket.readyState values.
+// WebSocket.readyState's open value.
 export const OPEN = 1;
-export const CLOSED = 3;

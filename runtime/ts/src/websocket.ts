@@ -11,7 +11,7 @@ import { abandoned, describeUrl, endedError, outcomeWithin, settlesWithin } from
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
-import { CLOSED, CloseGraceMs, DefaultConnectTimeoutMs, drainPollMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes, OPEN, sendHighWater } from './limits.js';
+import { CloseGraceMs, DefaultConnectTimeoutMs, drainPollMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes, OPEN, sendHighWater } from './limits.js';
 
 export { CloseGraceMs, DefaultConnectTimeoutMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes } from './limits.js';
 
@@ -34,7 +34,7 @@ export interface WebSocketLike {
   onerror: Handler<unknown>;
   send(data: Uint8Array<ArrayBuffer>): void;
   close(code?: number, reason?: string): void;
-  /** `ws` only: drops the TCP connection at once. */
+  /** `ws` only: drops the TCP connection at once (nothing once the socket closed). */
   terminate?(): void;
 }
 
@@ -161,11 +161,8 @@ class WebSocketConn implements Conn {
     if (!this.#end({ code, reason, remote: false, lost: false })) return;
     const sock = this.#sock;
     closeSocket(sock, webSocketCloseCode(code), reason);
-    if (sock.terminate) {
-      this.#clock.setTimeout(() => {
-        if (sock.readyState !== CLOSED) sock.terminate?.();
-      }, CloseGraceMs);
-    }
+    // A socket closed by then ignores terminate().
+    if (sock.terminate) this.#clock.setTimeout(() => sock.terminate?.(), CloseGraceMs);
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
