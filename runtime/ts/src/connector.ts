@@ -32,14 +32,13 @@ export function abandoned(): TransportError {
 
 /** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
 export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
-  let u: URL;
   try {
-    u = new URL(url);
+    const u = new URL(url);
+    const origin = u.protocol + '//' + u.host;
+    return { scheme: u.protocol, origin, text: origin + u.pathname };
   } catch {
-    return undefined;
+    // Not a URL: undefined.
   }
-  const origin = u.protocol + '//' + u.host;
-  return { scheme: u.protocol, origin, text: origin + u.pathname };
 }
 
 /** An error's message (its name when the message is empty), or any other value as a string. */
