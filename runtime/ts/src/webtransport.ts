@@ -230,13 +230,13 @@ class WebTransportConn implements Conn {
       }
     };
     // A half this stream lacks is never used: the engine writes only a
-    // sending half and reads only a receiving one.
+    // sending half and reads only a receiving one. A second reset (stop)
+    // keeps the first one's error, and the stream ignores its abort (cancel).
     return {
       write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
       close: () => half(() => reset, peerReset, () => w!.close()),
       reset(code) {
-        if (reset) return;
-        reset = new StreamResetError(code, false);
+        reset ??= new StreamResetError(code, false);
         w!.abort(resetReason(code)).catch(() => {});
       },
       async read() {
@@ -246,8 +246,7 @@ class WebTransportConn implements Conn {
         return next.done ? null : next.value;
       },
       stop(code) {
-        if (stopped) return;
-        stopped = new StreamResetError(code, false);
+        stopped ??= new StreamResetError(code, false);
         r!.cancel(resetReason(code)).catch(() => {});
       },
     };
