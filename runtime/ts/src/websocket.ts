@@ -159,10 +159,9 @@ class WebSocketConn implements Conn {
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxWebSocketReason);
     if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    const sock = this.#sock;
-    closeSocket(sock, webSocketCloseCode(code), reason);
+    closeSocket(this.#sock, webSocketCloseCode(code), reason);
     // A socket closed by then ignores terminate().
-    if (sock.terminate) this.#clock.setTimeout(() => sock.terminate?.(), CloseGraceMs);
+    if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate?.(), CloseGraceMs);
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
