@@ -3,7 +3,7 @@
 // how they name a URL in their errors, and their waits. (This order, the
 // errors first, is the one gzip codes the bundle in fewest bytes.)
 
-import { CloseUnauthorized, type CodeName, sessionCodeName } from './codes.js';
+import { CloseUnauthorized, sessionCodeName } from './codes.js';
 import { RefusedError, TransportError } from './errors.js';
 import type { Clock, CloseInfo, ConnectContext } from './transport.js';
 
@@ -16,8 +16,10 @@ export function closedBy(cause: TransportError): TransportError {
 export function closeError(info: CloseInfo): TransportError {
   if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect.' });
   if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
-  const name: CodeName = sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`;
-  return new TransportError(name, `session closed by ${info.remote ? 'the peer' : 'this side'}` + (info.reason && ': ' + info.reason));
+  return new TransportError(
+    sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`,
+    `session closed by ${info.remote ? 'the peer' : 'this side'}` + (info.reason && ': ' + info.reason),
+  );
 }
 
 /** What an operation on a Conn reports once its session ended as info says (§11). */
