@@ -7,7 +7,7 @@
 // runtime's transport/websocket.
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, describeUrl, endedError, outcomeWithin, settlesWithin } from './connector.js';
+import { abandoned, describeUrl, endedError, never, outcomeWithin, settlesWithin } from './connector.js';
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
@@ -136,9 +136,8 @@ class WebSocketConn implements Conn {
   async write(chunk: Uint8Array): Promise<void> {
     this.#throwIfEnded();
     if (!this.#sendMessage(chunk)) return this.#failed();
-    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) {
-      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, drainPollMs));
-    }
+    // No event tells a drained buffer: look again after each drainPollMs, waited out on the clock.
+    while (this.#sock.bufferedAmount > sendHighWater && !this.#info) await outcomeWithin(this.#clock, drainPollMs, never);
     this.#throwIfEnded();
   }
 
