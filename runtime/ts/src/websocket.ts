@@ -100,7 +100,7 @@ class WebSocketConn implements Conn {
     // error alone. So an error fails an opening at once, and ends an open
     // session as #failed does.
     sock.onerror = () => {
-      if (!this.#opened('socket error')) this.#failed().catch(() => {});
+      if (!this.#opened('socket error')) void this.#failed();
     };
   }
 
@@ -135,7 +135,8 @@ class WebSocketConn implements Conn {
    */
   async write(chunk: Uint8Array): Promise<void> {
     this.#throwIfEnded();
-    if (!this.#sendMessage(chunk)) return this.#failed();
+    // A failed send ends the session (#failed), which the last check throws.
+    if (!this.#sendMessage(chunk)) await this.#failed();
     // No event tells a drained buffer: look again after each drainPollMs, waited out on the clock.
     while (this.#sock.bufferedAmount > sendHighWater && !this.#info) await outcomeWithin(this.#clock, drainPollMs, never);
     this.#throwIfEnded();
@@ -238,10 +239,9 @@ class WebSocketConn implements Conn {
   // A write failed, or the socket reported an error: its close event may
   // still be on its way and say why (a refusal, §4). Only if none comes
   // within CloseGraceMs is the session lost (§11: no code) here, and the
-  // socket let go. Throws how the session ended.
-  async #failed(): Promise<never> {
+  // socket let go. Resolves once the session ended either way.
+  async #failed(): Promise<void> {
     if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
-    throw endedError(this.#info!);
   }
 }
 
