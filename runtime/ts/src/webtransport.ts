@@ -218,29 +218,34 @@ class WebTransportConn implements Conn {
     // this side's own reset (stop).
     const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
     const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-    const half = async <T>(local: () => StreamResetError | undefined, otherHalf: Promise<number> | undefined, op: () => Promise<T>): Promise<T> => {
-      const own = local();
-      if (own) throw own;
+    const sending = async (op: () => Promise<void>): Promise<void> => {
+      if (reset) throw reset;
       try {
         // The writer queues: a write is not held back behind the previous
         // one's completion, and resolves once the stream took the bytes.
-        return await op();
+        await op();
       } catch (err) {
-        throw local() ?? (await this.#failure(err, otherHalf));
+        throw reset ?? (await this.#failure(err, peerReset));
       }
     };
     // A half this stream lacks is never used: the engine writes only a
     // sending half and reads only a receiving one. A second reset (stop)
     // keeps the first one's error, and the stream ignores its abort (cancel).
     return {
-      write: (chunk) => half(() => reset, peerReset, () => w!.write(chunk)),
-      close: () => half(() => reset, peerReset, () => w!.close()),
+      write: (chunk) => sending(() => w!.write(chunk)),
+      close: () => sending(() => w!.close()),
       reset(code) {
         reset ??= new StreamResetError(code, false);
         w!.abort(resetReason(code)).catch(() => {});
       },
-      async read() {
-        const next = await half(() => stopped, peerStopped, () => r!.read());
+      read: async () => {
+        if (stopped) throw stopped;
+        let next;
+        try {
+          next = await r!.read();
+        } catch (err) {
+          throw stopped ?? (await this.#failure(err, peerStopped));
+        }
         // A read this side's stop cut short ends done, which is no FIN.
         if (stopped) throw stopped;
         return next.done ? null : next.value;
