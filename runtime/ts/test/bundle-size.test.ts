@@ -125,10 +125,15 @@ const BundleTargetBytes = 10_240;
  * WebTransport readers taken as the connection is built (−6 B), `ws`'s
  * terminate() called as it is (−8 B), describeUrl in one try (−4 B), a
  * stream's second reset or stop keeping the first's error through ??=
- * (−6 B): 11,124 B. The 10,240 B target is not yet met. This budget only
- * goes down: lower it whenever the bundle shrinks, until it is the target.
+ * (−6 B): 11,124 B; the WebSocket close() through this.#sock and
+ * closeError's code name passed as computed, two locals gone (−13 B), the
+ * WebSocket write's drain poll waited through outcomeWithin (−8 B) and its
+ * #failed only waiting for the end (−2 B), a WebTransport stream's two
+ * halves each written out in place of one generic half (−8 B): 11,093 B.
+ * The 10,240 B target is not yet met. This budget only goes down: lower it
+ * whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 11_124;
+const BundleBudgetBytes = 11_093;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
