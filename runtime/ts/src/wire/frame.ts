@@ -159,12 +159,11 @@ export function getU32(b: Uint8Array, off: number): number {
  * known codec (WT_UNSUPPORTED_CODEC), codec 0x01 on control frames, the
  * event id rule. The caller calls next() until it returns undefined after
  * every push, so the decoder holds at most what arrived of one frame (within
- * its type's cap) plus the rest of the last chunk. Errors are sticky: once
- * next() throws, the frame boundaries are lost, it keeps throwing and takes
- * no more bytes; what it held stays with it (a header is judged before its
- * payload is buffered, so at most what arrived since the last whole frame),
- * and the engine drops a decoder that threw. Which frame may appear on
- * which stream is the caller's concern.
+ * its type's cap) plus the rest of the last chunk. A header that fails stays
+ * held, so next() keeps throwing its error: the frame boundaries are lost,
+ * and the engine drops a decoder that threw (it holds at most what arrived
+ * since the last whole frame, a header being judged before its payload is
+ * buffered). Which frame may appear on which stream is the caller's concern.
  */
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
@@ -177,12 +176,10 @@ export class FrameDecoder {
   #end = 0;
   /** The size of the frame being read, header included, once its header passed (it stays held until then); -1 before. */
   #n = -1;
-  #error: TransportError | undefined;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
     // An empty chunk adds nothing.
-    if (this.#error) return;
     const held = this.#end - this.#start;
     if (!held) {
       this.#buf = chunk;
@@ -205,17 +202,16 @@ export class FrameDecoder {
 
   /** The next complete frame, or undefined until more bytes arrive. Throws a TransportError on a malformed frame. */
   next(): Frame | undefined {
-    if (this.#error) throw this.#error;
     const b = this.#buf;
     const held = this.#end - this.#start;
     const at = this.#start;
     if (this.#n < 0) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
-      if (length < minLength) throw (this.#error = protocolError(`frame length ${length}, under ${minLength}`));
+      if (length < minLength) throw (protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
       const err = checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err) throw (this.#error = err);
+      if (err) throw err;
       this.#n = length + 4;
     }
     const n = this.#n;
