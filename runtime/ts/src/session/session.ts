@@ -243,7 +243,6 @@ export class Session {
       const err = (this.endError = closeError(info));
       this.#rejectEstablished(err);
       this.#q = [];
-      this.#ring.clear();
       this.#wake();
       this.#endListeners.forEach((l) => l());
       return err;
@@ -386,9 +385,11 @@ export class Session {
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
-        // Nothing to write: wait, until the session's end (which empties the queue and the ring).
-        while (!this.#q.length && (!this.#ws || !this.#ring.length)) {
+        // Nothing to write: wait. Nothing is taken after the session's end,
+        // which empties the queue; what the ring holds then is never sent.
+        for (;;) {
           if (this.endError) return;
+          if (this.#q.length || (this.#ws && this.#ring.length)) break;
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
         }
         // Take the frames: the queue is free for new emits while this batch is written.
