@@ -80,25 +80,24 @@ export interface Frame {
 
 /**
  * Applies §5.1–§5.4 to a header in the order a receiver reads them: type,
- * cap, reserved bits, codec, control-frame codec, event id. Returns the
- * error or undefined.
+ * cap, reserved bits, codec, control-frame codec, event id. Throws the
+ * first fault.
  */
-function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): TransportError | undefined {
+function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): void {
   // The valid case allocates nothing: a message is built only for a fault.
-  if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
+  if (!frameTypeKnown(t)) throw protocolError(`reserved frame ${frameTypeName(t)}`);
   // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
   const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
-  if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
-  if (reserved) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
-  if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
+  if (payloadLen > cap) throw headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
+  if (reserved) throw headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
+  if (!codecKnown(c)) throw headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
   // Control frames always carry codec 0x01 (§5.3): of the known types
   // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
-  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
+  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) throw headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
   // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
   if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
-    return headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
+    throw headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
   }
-  return undefined;
 }
 
 function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string): TransportError {
@@ -111,8 +110,7 @@ function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARG
  */
 export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
   if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
-  const err = checkHeader(t, c, eventId, payloadLen);
-  if (err) throw err;
+  checkHeader(t, c, eventId, payloadLen);
 }
 
 /**
@@ -210,8 +208,7 @@ export class FrameDecoder {
       const length = getU32(b, at);
       if (length < minLength) throw (protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
-      const err = checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err) throw err;
+      checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       this.#n = length + 4;
     }
     const n = this.#n;
