@@ -78,12 +78,19 @@ export interface Frame {
   readonly payload: Uint8Array;
 }
 
+function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string): TransportError {
+  return new TransportError(code, `${frameTypeName(t)} ${what}`);
+}
+
 /**
- * Applies §5.1–§5.4 to a header in the order a receiver reads them: type,
- * cap, reserved bits, codec, control-frame codec, event id. Throws the
- * first fault.
+ * Throws the error a receiver would raise for a frame of this header and
+ * payload size, applying §5.1–§5.4 in the order a receiver reads them: type,
+ * cap, reserved bits, codec, control-frame codec, event id. The encoder
+ * refuses to build a frame a peer must reject; the decoder, whose frames
+ * hold at least one payload byte, also passes the reserved bits.
  */
-function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): void {
+export function checkFrame(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): void {
+  if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
   // The valid case allocates nothing: a message is built only for a fault.
   if (!frameTypeKnown(t)) throw protocolError(`reserved frame ${frameTypeName(t)}`);
   // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
@@ -98,19 +105,6 @@ function checkHeader(t: number, c: number, eventId: number, payloadLen: number, 
   if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
     throw headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
   }
-}
-
-function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string): TransportError {
-  return new TransportError(code, `${frameTypeName(t)} ${what}`);
-}
-
-/**
- * Throws the error a receiver would raise for a frame of this header and
- * payload size: the encoder refuses to build a frame a peer must reject.
- */
-export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
-  if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
-  checkHeader(t, c, eventId, payloadLen);
 }
 
 /**
@@ -208,7 +202,7 @@ export class FrameDecoder {
       const length = getU32(b, at);
       if (length < minLength) throw (protocolError(`frame length ${length}, under ${minLength}`));
       if (held < HeaderLen) return undefined;
-      checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
+      checkFrame(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       this.#n = length + 4;
     }
     const n = this.#n;
