@@ -40,19 +40,12 @@ export class SequenceGate {
       pairs.delete(k);
     }
     const key = origin + ',' + eventId;
+    // A pair seen again is set anew, last: the most recently seen.
     const e = pairs.get(key);
-    if (e) {
-      e.seen = now;
-      pairs.delete(key);
-      pairs.set(key, e);
-      if (!seqNewer(seq, e.seq)) return false;
-      e.seq = seq;
-      return true;
-    }
-    if (pairs.size >= this.#capacity) {
-      pairs.delete(pairs.keys().next().value as string);
-    }
-    pairs.set(key, { seq, seen: now });
-    return true;
+    if (e) pairs.delete(key);
+    else if (pairs.size >= this.#capacity) pairs.delete(pairs.keys().next().value as string);
+    const newer = !e || seqNewer(seq, e.seq);
+    pairs.set(key, { seq: newer ? seq : e.seq, seen: now });
+    return newer;
   }
 }
