@@ -166,8 +166,8 @@ export class FrameDecoder {
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  /** The size of the frame being read, header included, once its header passed (it stays held until then); -1 before. */
-  #n = -1;
+  /** The size of the frame being read, header included, once its header passed (it stays held until then); 0 before. */
+  #n = 0;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
@@ -181,7 +181,7 @@ export class FrameDecoder {
     }
     if (this.#buf.length - this.#end < chunk.length) {
       const need = held + chunk.length;
-      // Room for the rest of the frame when its size is known, else (#n is -1) for what arrived.
+      // Room for the rest of the frame when its size is known, else (#n is 0) for what arrived.
       const b = new Uint8Array(Math.max(need, Math.min(2 * need, this.#n)));
       b.set(this.#buf.subarray(this.#start, this.#end));
       this.#buf = b;
@@ -197,7 +197,7 @@ export class FrameDecoder {
     const b = this.#buf;
     const held = this.#end - this.#start;
     const at = this.#start;
-    if (this.#n < 0) {
+    if (!this.#n) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
       if (length < minLength) throw (protocolError(`frame length ${length}, under ${minLength}`));
@@ -208,7 +208,7 @@ export class FrameDecoder {
     const n = this.#n;
     if (held < n) return undefined;
     this.#start += n;
-    this.#n = -1;
+    this.#n = 0;
     return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, at + n) };
   }
 
