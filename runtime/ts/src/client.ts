@@ -321,7 +321,7 @@ class Run extends AbortController {
   /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
   #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
   /** Settled by the first session established, or the first failure. */
-  readonly first: Promise<void> = this.next(undefined).then(() => {});
+  readonly first: Promise<void> = this.next().then(() => {});
   /** The client's loop of this run; resolves once it ended. */
   declare done: Promise<void> | undefined;
 
@@ -332,7 +332,7 @@ class Run extends AbortController {
   }
 
   /** The next session established, for a call made while connecting. */
-  next(signal: AbortSignal | undefined): Promise<Session> {
+  next(signal?: AbortSignal): Promise<Session> {
     return new Promise<Session>((resolve, reject) => {
       const w = (s: Session | undefined, e?: unknown) => {
         signal?.removeEventListener('abort', onAbort);

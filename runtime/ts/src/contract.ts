@@ -82,7 +82,7 @@ export interface CompiledContract {
   readonly name: string;
   readonly byId: ReadonlyMap<number, CompiledEvent>;
   readonly byName: ReadonlyMap<string, CompiledEvent>;
-  /** The handshake event table (§4.3). */
+  /** The handshake event table (§4.3): the compiled events, in the contract's order (each has a row's name, id and lane). */
   readonly table: readonly EventEntry[];
   /** The first unreliable event, in name order, with no fallback: a WebSocket session is refused naming it (§2, §7.6); '' when none. */
   readonly firstUndeclared: string;
@@ -144,7 +144,7 @@ export function compileContract(c: Contract): CompiledContract {
     };
     byId.set(e.id, ev);
     byName.set(e.name, ev);
-    table.push({ name: e.name, id: e.id, lane: e.lane });
+    table.push(ev);
     if (e.lane === 'unreliable' && e.fallback === undefined && (firstUndeclared === '' || e.name < firstUndeclared)) firstUndeclared = e.name;
   }
   const out: CompiledContract = { name, byId, byName, table, firstUndeclared };

@@ -115,11 +115,9 @@ class WebTransportConn implements Conn {
   acceptEmit(): Promise<ReceiveStream> {
     return this.#op("accepting emit stream", async () => {
       // The peer opens exactly one (§3.1); any other waits unread.
-      // The incoming streams end only with the session (the browser closes
-      // them as it resolves closed): a done read fails at getReader(), and
-      // #op reports how the session ended.
       const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
-      return this.#stream(undefined, next.value!.getReader());
+      if (next.done) throw new Error('no stream');
+      return this.#stream(undefined, next.value.getReader());
     });
   }
 

@@ -206,7 +206,7 @@ test('§5 golden invalid frames carry the code the Go side gives, whole or byte 
           }
         });
         assert.equal(code, v.code, `chunk ${chunk}`);
-        // Sticky: the frame boundaries are lost.
+        // Again: the header that failed is still held, and judged alike.
         assert.equal(codeOf(() => d.next()), v.code);
       }
     });

@@ -51,8 +51,4 @@ export class DatagramRing {
     }
     return undefined;
   }
-
-  clear(): void {
-    this.#q = [];
-  }
 }

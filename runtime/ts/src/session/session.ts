@@ -243,7 +243,6 @@ export class Session {
       const err = (this.endError = closeError(info));
       this.#rejectEstablished(err);
       this.#q = [];
-      this.#ring.clear();
       this.#wake();
       this.#endListeners.forEach((l) => l());
       return err;
@@ -267,9 +266,12 @@ export class Session {
     });
     void this.#writeLoop();
     void this.#readLoop();
-    // The WebSocket mapping has neither (§3.3).
-    if (this.#conn.receiveDatagram) void this.#receiveDatagrams();
-    if (this.#conn.acceptCall) void this.#answerCalls();
+    // Datagrams and server-opened calls: a Conn of the WebSocket mapping has
+    // neither lane (§3.3), a WebTransport one has both (the Conn's contract).
+    if (!this.#ws) {
+      void this.#receiveDatagrams();
+      void this.#answerCalls();
+    }
   }
 
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
@@ -337,7 +339,7 @@ export class Session {
     if (this.#ws) this.#wake();
     else
       try {
-        this.#conn.sendDatagram?.(this.#ring);
+        this.#conn.sendDatagram!(this.#ring);
       } catch {
         // Loss is the lane's nature (§7.5): a send error is a loss.
       }
@@ -386,9 +388,11 @@ export class Session {
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
-        // Nothing to write: wait, until the session's end (which empties the queue and the ring).
-        while (!this.#q.length && (!this.#ws || !this.#ring.length)) {
+        // Nothing to write: wait. Nothing is taken after the session's end,
+        // which empties the queue; what the ring holds then is never sent.
+        for (;;) {
           if (this.endError) return;
+          if (this.#q.length || (this.#ws && this.#ring.length)) break;
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
         }
         // Take the frames: the queue is free for new emits while this batch is written.
@@ -460,9 +464,8 @@ export class Session {
 
   /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
   async #receiveDatagrams(): Promise<void> {
-    const receive = this.#conn.receiveDatagram as () => Promise<Uint8Array | null>;
     try {
-      for (let b; (b = await receive()) && !this.endError; ) {
+      for (let b; (b = await this.#conn.receiveDatagram!()) && !this.endError; ) {
         if (this.#hsAccepted) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
@@ -694,11 +697,10 @@ export class Session {
   // no bidirectional stream credit at all, which a browser cannot.
 
   async #answerCalls(): Promise<void> {
-    const accept = this.#conn.acceptCall as () => Promise<CallStream | null>;
     let answering = 0;
     // Until the Conn gives null, which it does once the session ended: a
     // stream it gave as the session ended is abandoned when its answer fails.
-    for (let st; (st = await accept().catch(() => null)); ) {
+    for (let st; (st = await this.#conn.acceptCall!().catch(() => null)); ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);

@@ -78,41 +78,33 @@ export interface Frame {
   readonly payload: Uint8Array;
 }
 
-/**
- * Applies §5.1–§5.4 to a header in the order a receiver reads them: type,
- * cap, reserved bits, codec, control-frame codec, event id. Returns the
- * error or undefined.
- */
-function checkHeader(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): TransportError | undefined {
-  // The valid case allocates nothing: a message is built only for a fault.
-  if (!frameTypeKnown(t)) return protocolError(`reserved frame ${frameTypeName(t)}`);
-  // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
-  const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
-  if (payloadLen > cap) return headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
-  if (reserved) return headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
-  if (!codecKnown(c)) return headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
-  // Control frames always carry codec 0x01 (§5.3): of the known types
-  // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
-  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) return headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
-  // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
-  if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
-    return headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
-  }
-  return undefined;
-}
-
 function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string): TransportError {
   return new TransportError(code, `${frameTypeName(t)} ${what}`);
 }
 
 /**
  * Throws the error a receiver would raise for a frame of this header and
- * payload size: the encoder refuses to build a frame a peer must reject.
+ * payload size, applying §5.1–§5.4 in the order a receiver reads them: type,
+ * cap, reserved bits, codec, control-frame codec, event id. The encoder
+ * refuses to build a frame a peer must reject; the decoder, whose frames
+ * hold at least one payload byte, also passes the reserved bits.
  */
-export function checkFrame(t: number, c: number, eventId: number, payloadLen: number): void {
+export function checkFrame(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): void {
   if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
-  const err = checkHeader(t, c, eventId, payloadLen);
-  if (err) throw err;
+  // The valid case allocates nothing: a message is built only for a fault.
+  if (!frameTypeKnown(t)) throw protocolError(`reserved frame ${frameTypeName(t)}`);
+  // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
+  const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
+  if (payloadLen > cap) throw headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
+  if (reserved) throw headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
+  if (!codecKnown(c)) throw headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
+  // Control frames always carry codec 0x01 (§5.3): of the known types
+  // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
+  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) throw headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
+  // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
+  if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
+    throw headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
+  }
 }
 
 /**
@@ -159,12 +151,11 @@ export function getU32(b: Uint8Array, off: number): number {
  * known codec (WT_UNSUPPORTED_CODEC), codec 0x01 on control frames, the
  * event id rule. The caller calls next() until it returns undefined after
  * every push, so the decoder holds at most what arrived of one frame (within
- * its type's cap) plus the rest of the last chunk. Errors are sticky: once
- * next() throws, the frame boundaries are lost, it keeps throwing and takes
- * no more bytes; what it held stays with it (a header is judged before its
- * payload is buffered, so at most what arrived since the last whole frame),
- * and the engine drops a decoder that threw. Which frame may appear on
- * which stream is the caller's concern.
+ * its type's cap) plus the rest of the last chunk. A header that fails stays
+ * held, so next() keeps throwing its error: the frame boundaries are lost,
+ * and the engine drops a decoder that threw (it holds at most what arrived
+ * since the last whole frame, a header being judged before its payload is
+ * buffered). Which frame may appear on which stream is the caller's concern.
  */
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
@@ -175,14 +166,12 @@ export class FrameDecoder {
   #buf: Uint8Array = new Uint8Array(0);
   #start = 0;
   #end = 0;
-  /** The size of the frame being read, header included, once its header passed (it stays held until then); -1 before. */
-  #n = -1;
-  #error: TransportError | undefined;
+  /** The size of the frame being read, header included, once its header passed (it stays held until then); 0 before. */
+  #n = 0;
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
     // An empty chunk adds nothing.
-    if (this.#error) return;
     const held = this.#end - this.#start;
     if (!held) {
       this.#buf = chunk;
@@ -192,7 +181,7 @@ export class FrameDecoder {
     }
     if (this.#buf.length - this.#end < chunk.length) {
       const need = held + chunk.length;
-      // Room for the rest of the frame when its size is known, else (#n is -1) for what arrived.
+      // Room for the rest of the frame when its size is known, else (#n is 0) for what arrived.
       const b = new Uint8Array(Math.max(need, Math.min(2 * need, this.#n)));
       b.set(this.#buf.subarray(this.#start, this.#end));
       this.#buf = b;
@@ -205,23 +194,21 @@ export class FrameDecoder {
 
   /** The next complete frame, or undefined until more bytes arrive. Throws a TransportError on a malformed frame. */
   next(): Frame | undefined {
-    if (this.#error) throw this.#error;
     const b = this.#buf;
     const held = this.#end - this.#start;
     const at = this.#start;
-    if (this.#n < 0) {
+    if (!this.#n) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
-      if (length < minLength) throw (this.#error = protocolError(`frame length ${length}, under ${minLength}`));
+      if (length < minLength) throw protocolError(`frame length ${length}, under ${minLength}`);
       if (held < HeaderLen) return undefined;
-      const err = checkHeader(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
-      if (err) throw (this.#error = err);
+      checkFrame(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       this.#n = length + 4;
     }
     const n = this.#n;
     if (held < n) return undefined;
     this.#start += n;
-    this.#n = -1;
+    this.#n = 0;
     return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, at + n) };
   }
 
