@@ -97,8 +97,9 @@ class WebTransportConn implements Conn {
 
   readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
 
+  // After the session's end the browser has closed (or errored) the
+  // incoming streams and the datagrams, so a read gives done or fails.
   readonly acceptCall = async (): Promise<CallStream | null> => {
-    if (this.#info) return null;
     try {
       const next = await this.#incomingCalls.read();
       if (next.done) return null;
@@ -137,7 +138,6 @@ class WebTransportConn implements Conn {
   }
 
   readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
-    if (this.#info) return null;
     try {
       const next = await this.#datagramReader.read();
       return next.done ? null : next.value;
