@@ -99,15 +99,11 @@ class WebTransportConn implements Conn {
 
   // After the session's end the browser has closed (or errored) the
   // incoming streams and the datagrams, so a read gives done or fails.
-  readonly acceptCall = async (): Promise<CallStream | null> => {
-    try {
-      const next = await this.#incomingCalls.read();
-      if (next.done) return null;
-      return this.#bidi(next.value);
-    } catch {
-      return null; // the session ended
-    }
-  };
+  readonly acceptCall = (): Promise<CallStream | null> =>
+    this.#incomingCalls.read().then(
+      (next) => (next.done ? null : this.#bidi(next.value)),
+      () => null, // the session ended
+    );
 
   openEmit(): Promise<SendStream> {
     return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
@@ -137,14 +133,11 @@ class WebTransportConn implements Conn {
     }
   }
 
-  readonly receiveDatagram = async (): Promise<Uint8Array | null> => {
-    try {
-      const next = await this.#datagramReader.read();
-      return next.done ? null : next.value;
-    } catch {
-      return null;
-    }
-  };
+  readonly receiveDatagram = (): Promise<Uint8Array | null> =>
+    this.#datagramReader.read().then(
+      (next) => (next.done ? null : next.value),
+      () => null,
+    );
 
   maxDatagramSize(): number {
     // A browser that reports none leaves it undefined; the engine reads
