@@ -188,13 +188,12 @@ class WebSocketConn implements Conn {
   #onMessage(data: unknown): void {
     if (this.#info) return;
     this.#lastRecv = this.#clock.now();
-    let bytes: Uint8Array;
-    if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
-    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    else {
+    // binaryType 'arraybuffer': the browser's, Node's and `ws`'s sockets give a binary message as an ArrayBuffer.
+    if (!(data instanceof ArrayBuffer)) {
       this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
       return;
     }
+    const bytes = new Uint8Array(data);
     if (bytes.length > MaxMessageSize) {
       this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
       return;

@@ -135,7 +135,7 @@ test('§3.3 messages are bytes of the stream: their boundaries carry no meaning,
   const recv = await conn.acceptEmit();
   sock.serverSend(message(1, 2));
   sock.serverSend(message());
-  sock.serverSend(new Uint8Array([3]));
+  sock.serverSend(message(3));
   assert.deepEqual(await recv.read(), new Uint8Array([1, 2]));
   assert.deepEqual(await recv.read(), new Uint8Array([3]));
   const pending = recv.read();
