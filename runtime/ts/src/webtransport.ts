@@ -315,22 +315,21 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         // session URL's query. From a page of another origin the answer is
         // opaque (no-cors): that it came at all is what tells a blocked UDP
         // path from a dead server. An abort since the outcome ends the wait
-        // at once, and the request with it.
-        if (typeof fetch === 'function') {
-          const ac = new AbortController();
-          const answer = await outcomeWithin(
-            ctx.clock,
-            ProbeTimeoutMs,
-            fetch(where.origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
-              (rsp) => rsp.type === 'opaque' || rsp.ok,
-              () => false,
-            ),
-            ctx.signal,
-          );
-          // Late, abandoned or answered: the request is over.
-          ac.abort();
-          if (answer === true) throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
-        }
+        // at once, and the request with it. Every runtime with WebTransport
+        // has fetch (browsers, workers included; Node 20, the engines' least).
+        const ac = new AbortController();
+        const answer = await outcomeWithin(
+          ctx.clock,
+          ProbeTimeoutMs,
+          fetch(where.origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
+            (rsp) => rsp.type === 'opaque' || rsp.ok,
+            () => false,
+          ),
+          ctx.signal,
+        );
+        // Late, abandoned or answered: the request is over.
+        ac.abort();
+        if (answer === true) throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
         throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
       }
       // §2: a session that would carry the unreliable lane reliably is refused,
