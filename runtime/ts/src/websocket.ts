@@ -135,8 +135,13 @@ class WebSocketConn implements Conn {
    */
   async write(chunk: Uint8Array): Promise<void> {
     this.#throwIfEnded();
-    // A failed send ends the session (#failed), which the last check throws.
-    if (!this.#sendMessage(chunk)) await this.#failed();
+    this.#lastSent = this.#clock.now();
+    // Only a CONNECTING socket throws: the browser's, Node's and `ws`'s drop
+    // what a closing one is sent, so a socket not open is a failed send,
+    // which ends the session (#failed), and the last check throws. The
+    // engine's buffers are never shared memory.
+    if (this.#sock.readyState === OPEN) this.#sock.send(chunk as Uint8Array<ArrayBuffer>);
+    else await this.#failed();
     // No event tells a drained buffer: look again after each drainPollMs, waited out on the clock.
     while (this.#sock.bufferedAmount > sendHighWater && !this.#info) await outcomeWithin(this.#clock, drainPollMs, never);
     this.#throwIfEnded();
@@ -213,19 +218,12 @@ class WebSocketConn implements Conn {
   #live(): void {
     const now = this.#clock.now();
     if (now - this.#lastRecv >= IdleTimeoutMs) return this.close(CloseIdleTimeout, `nothing received in ${IdleTimeoutMs} ms`);
-    if (now - this.#lastSent >= KeepaliveIntervalMs) this.#sendMessage(new Uint8Array(0));
+    // A keepalive a closing socket drops counts as sent too, so the next is a whole interval away.
+    if (now - this.#lastSent >= KeepaliveIntervalMs) {
+      this.#lastSent = this.#clock.now();
+      this.#sock.send(new Uint8Array(0));
+    }
     this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
-  }
-
-  #sendMessage(b: Uint8Array): boolean {
-    // A failed keepalive counts as sent too, so the next is a whole interval away.
-    this.#lastSent = this.#clock.now();
-    // Only a CONNECTING socket throws: the browser's, Node's and `ws`'s
-    // drop what a closing one is sent, hence the check. The engine's buffers
-    // are never shared memory.
-    if (this.#sock.readyState !== OPEN) return false;
-    this.#sock.send(b as Uint8Array<ArrayBuffer>);
-    return true;
   }
 
   /** Throws the error of an operation once the session ended. */

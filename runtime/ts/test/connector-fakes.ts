@@ -83,9 +83,10 @@ export class FakeWebSocket implements WebSocketLike {
   onclose: ((event: { readonly code: number; readonly reason: string }) => void) | null = null;
   onerror: ((event: unknown) => void) | null = null;
 
+  /** As a browser's: throws while connecting, drops what a closing or closed socket is sent. */
   send(data: Uint8Array<ArrayBuffer>): void {
-    if (this.readyState !== 1) throw new Error('InvalidStateError');
-    this.sent.push(data.slice());
+    if (this.readyState === 0) throw new Error('InvalidStateError');
+    if (this.readyState === 1) this.sent.push(data.slice());
   }
 
   close(code?: number, reason?: string): void {

@@ -211,6 +211,16 @@ test('§3.3 keepalive: an empty binary message once 15000 ms passed with nothing
   assert.equal((await Promise.race([conn.closed, Promise.resolve('open')])), 'open');
 });
 
+test('§3.3 a keepalive due while the socket closes is the socket’s to drop: the session lasts until the close event', async () => {
+  const { conn, sock, clock } = await open();
+  sock.readyState = 2; // closing: the peer's close is on its way
+  await clock.advance(KeepaliveIntervalMs);
+  assert.equal(sock.sent.length, 0);
+  assert.equal(await Promise.race([conn.closed, Promise.resolve('open')]), 'open');
+  sock.serverClose(1000);
+  assert.equal((await conn.closed).remote, true);
+});
+
 test('§3.3 idle deadline: WT_IDLE_TIMEOUT once 45000 ms passed with nothing received, a keepalive counting', async () => {
   const { conn, sock, clock } = await open();
   await clock.advance(30000);
