@@ -111,7 +111,9 @@ class WebSocketConn implements Conn {
    */
   abandon(): void {
     this.opening = undefined;
-    if (this.#end(lost)) closeSocket(this.#sock);
+    // Without a code close() never throws (the browser's, Node's and `ws`'s):
+    // it ends an opening handshake, and does nothing to a closing socket.
+    if (this.#end(lost)) this.#sock.close();
   }
 
   /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
@@ -164,7 +166,12 @@ class WebSocketConn implements Conn {
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxWebSocketReason);
     if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    closeSocket(this.#sock, webSocketCloseCode(code), reason);
+    try {
+      this.#sock.close(webSocketCloseCode(code), reason);
+    } catch {
+      // A browser accepts only 1000 and 3000–4999: 1011 (a code §10.2 does not define) goes without a code.
+      this.#sock.close();
+    }
     // A socket closed by then ignores terminate().
     if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate?.(), CloseGraceMs);
   }
@@ -237,23 +244,6 @@ class WebSocketConn implements Conn {
   // socket let go. Resolves once the session ended either way.
   async #failed(): Promise<void> {
     if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
-  }
-}
-
-/**
- * Closes a socket. A browser accepts only 1000 and 3000–4999, so 1011 (a
- * code §10.2 does not define) is sent without a code; a socket already
- * closing may throw.
- */
-function closeSocket(sock: WebSocketLike, code?: number, reason?: string): void {
-  try {
-    sock.close(code, reason);
-  } catch {
-    try {
-      sock.close();
-    } catch {
-      // Already closing.
-    }
   }
 }
 
