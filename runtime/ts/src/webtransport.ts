@@ -160,12 +160,13 @@ class WebTransportConn implements Conn {
   }
 
   /**
-   * Runs a session operation (opening or accepting a stream) on a session
-   * that has not ended; its failure is the session's end, once closed says
-   * so within CloseWaitMs, else WT_SESSION_CLOSED naming what failed.
+   * Runs a session operation (opening or accepting a stream); its failure
+   * is the session's end, once closed says so within CloseWaitMs, else
+   * WT_SESSION_CLOSED naming what failed. Once the session ended, the
+   * browser's session opens no stream and its incoming streams ended (one
+   * still queued fails its reads), and closed has said so already.
    */
   async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
-    if (this.#info) throw endedError(this.#info);
     try {
       return await op();
     } catch (err) {

@@ -223,6 +223,8 @@ export class FakeWebTransport {
   openFails: unknown = undefined;
   readonly uni: SinkStream[] = [];
   readonly bidi: { sink: SinkStream; source: FedStream<Uint8Array> }[] = [];
+  /** Closed or failed: as a browser's, it opens no more streams. */
+  ended = false;
 
   resolveReady!: () => void;
   rejectReady!: (err: unknown) => void;
@@ -237,8 +239,14 @@ export class FakeWebTransport {
       this.rejectReady = rej;
     });
     this.closed = new Promise((res, rej) => {
-      this.resolveClosed = res;
-      this.rejectClosed = rej;
+      this.resolveClosed = (info) => {
+        this.ended = true;
+        res(info);
+      };
+      this.rejectClosed = (err) => {
+        this.ended = true;
+        rej(err);
+      };
     });
     this.ready.catch(() => {});
     FakeWebTransport.last = this;
@@ -247,9 +255,11 @@ export class FakeWebTransport {
 
   close(info?: unknown): void {
     this.closes.push(info);
+    this.ended = true;
   }
 
   async createUnidirectionalStream(): Promise<WritableStream<Uint8Array>> {
+    if (this.ended) throw new DOMException('session closed', 'InvalidStateError');
     if (this.openFails !== undefined) throw this.openFails;
     const s = new SinkStream();
     this.uni.push(s);
@@ -257,6 +267,7 @@ export class FakeWebTransport {
   }
 
   async createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> {
+    if (this.ended) throw new DOMException('session closed', 'InvalidStateError');
     if (this.openFails !== undefined) throw this.openFails;
     const b = { sink: new SinkStream(), source: new FedStream<Uint8Array>() };
     this.bidi.push(b);
