@@ -136,11 +136,11 @@ class WebSocketConn implements Conn {
    * so at most 12 bytes and 1 MiB (§5.1); the Go peer accepts 2 MiB.
    */
   async write(chunk: Uint8Array): Promise<void> {
-    this.#throwIfEnded();
     this.#lastSent = this.#clock.now();
     // Only a CONNECTING socket throws: the browser's, Node's and `ws`'s drop
     // what a closing one is sent, so a socket not open is a failed send,
-    // which ends the session (#failed), and the last check throws. The
+    // which ends the session (#failed), and the last check throws. A
+    // session ended already has no open socket: its close closed it. The
     // engine's buffers are never shared memory.
     if (this.#sock.readyState === OPEN) this.#sock.send(chunk as Uint8Array<ArrayBuffer>);
     else await this.#failed();
