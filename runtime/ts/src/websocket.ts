@@ -118,7 +118,7 @@ class WebSocketConn implements Conn {
 
   /** The socket is both peers' emit streams (§3.3): this side's, write, and the peer's, read. */
   async openEmit(): Promise<this> {
-    this.#throwIfEnded();
+    if (this.#info) throw endedError(this.#info);
     return this;
   }
 
@@ -146,7 +146,7 @@ class WebSocketConn implements Conn {
     else await this.#failed();
     // No event tells a drained buffer: look again after each drainPollMs, waited out on the clock.
     while (this.#sock.bufferedAmount > sendHighWater && !this.#info) await outcomeWithin(this.#clock, drainPollMs, never);
-    this.#throwIfEnded();
+    if (this.#info) throw endedError(this.#info);
   }
 
   /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
@@ -231,11 +231,6 @@ class WebSocketConn implements Conn {
       this.#sock.send(new Uint8Array(0));
     }
     this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
-  }
-
-  /** Throws the error of an operation once the session ended. */
-  #throwIfEnded(): void {
-    if (this.#info) throw endedError(this.#info);
   }
 
   // A write failed, or the socket reported an error: its close event may
