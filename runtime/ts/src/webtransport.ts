@@ -50,19 +50,13 @@ function streamErrorCode(err: unknown): number | undefined {
  * What abort and cancel carry so the browser sends code on RESET_STREAM or
  * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
  * WebTransportError from one dictionary and throw for the (message,
- * options) form lib.dom declares.
+ * options) form lib.dom declares; one of that form takes the dictionary as
+ * its message, without throwing.
  */
 function resetReason(code: number): unknown {
   const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
-  try {
-    return new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({
-      message: 'reset',
-      streamErrorCode: code,
-    });
-  } catch {
-    // No WebTransportError, or none of the dictionary form: the code is lost, the reset still happens.
-    return code;
-  }
+  // With no WebTransportError the code is lost; the reset still happens.
+  return WTError ? new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({ message: 'reset', streamErrorCode: code }) : code;
 }
 
 /** One session over the browser's WebTransport. */
