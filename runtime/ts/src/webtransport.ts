@@ -225,14 +225,14 @@ class WebTransportConn implements Conn {
         w!.abort(resetReason(code)).catch(() => {});
       },
       read: async () => {
-        if (stopped) throw stopped;
         let next;
         try {
           next = await r!.read();
         } catch (err) {
           throw stopped ?? (await this.#failure(err, peerStopped));
         }
-        // A read this side's stop cut short ends done, which is no FIN.
+        // After this side's stop, whose cancel closed the stream, a read
+        // ends done, which is no FIN (or fails, on a stream that failed first).
         if (stopped) throw stopped;
         return next.done ? null : next.value;
       },
