@@ -201,15 +201,9 @@ class WebSocketConn implements Conn {
     if (this.#info) return;
     this.#lastRecv = this.#clock.now();
     // binaryType 'arraybuffer': the browser's, Node's and `ws`'s sockets give a binary message as an ArrayBuffer.
-    if (!(data instanceof ArrayBuffer)) {
-      this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
-      return;
-    }
+    if (!(data instanceof ArrayBuffer)) return this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
     const bytes = new Uint8Array(data);
-    if (bytes.length > MaxMessageSize) {
-      this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
-      return;
-    }
+    if (bytes.length > MaxMessageSize) return this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
     if (!bytes.length) return;
     this.#in.enqueue(bytes);
