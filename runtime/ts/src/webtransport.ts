@@ -26,15 +26,6 @@ export interface WebTransportOptions {
 // lib.dom's WebTransportOptions, writable.
 type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
 
-function closeQuietly(transport: WebTransport, closeCode?: number, reason?: string): void {
-  try {
-    // Every caller passing a code passes its reason.
-    transport.close(closeCode === undefined ? undefined : { closeCode, reason: reason! });
-  } catch {
-    // Not open, or closed already.
-  }
-}
-
 /**
  * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
  * with its §10.1 code. Undefined for an error without one: the session
@@ -142,7 +133,8 @@ class WebTransportConn implements Conn {
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxCloseReason);
-    if (this.#end({ code, reason, remote: false, lost: false })) closeQuietly(this.#t, code, reason);
+    // A session past its opening closes without throwing, closed already or not.
+    if (this.#end({ code, reason, remote: false, lost: false })) this.#t.close({ closeCode: code, reason });
   }
 
   /** Records how the session ended; whether this was its end (the first wins). */
@@ -302,7 +294,11 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         ctx.signal,
       );
       if (outcome) {
-        closeQuietly(transport);
+        try {
+          transport.close();
+        } catch {
+          // Still connecting: the one state in which close() may throw.
+        }
         if (outcome === 'aborted') throw abandoned();
         const cause = outcome === 'timeout' ? `not ready in ${timeoutMs} ms` : describeError(outcome[0]);
         // §10.3: whether the origin answers HEAD /.well-known/transport-io
@@ -331,7 +327,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       // before the handshake. Chromium leaves reliability undefined.
       if ((transport as { reliability?: string }).reliability === 'reliable-only') {
         const reason = 'session is reliable-only';
-        closeQuietly(transport, CloseReliabilityRefused, reason);
+        transport.close({ closeCode: CloseReliabilityRefused, reason });
         throw new TransportError('WT_RELIABILITY_REFUSED', reason);
       }
       return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
