@@ -183,8 +183,8 @@ class WebSocketConn implements Conn {
     this.#clock.clearTimeout(this.#liveness);
     // What the peer sent before it closed stays readable; a local close
     // drops it at once.
-    if (!info.remote && !info.lost) this.#in.error(endedError(info));
-    else this.#in.close();
+    if (info.remote || info.lost) this.#in.close();
+    else this.#in.error(endedError(info));
     this.#resolveClosed(info);
     return true;
   }
