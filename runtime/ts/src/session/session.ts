@@ -259,7 +259,7 @@ export class Session {
     }
     // The deadline's wait ends once `ready` settles: the handshake
     // accepted, or the session's end (when this close does nothing).
-    void outcomeWithin(this.#clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
+    void outcomeWithin(clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
       if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
