@@ -194,7 +194,6 @@ export class Session {
   /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
   #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
-  #rejectEstablished!: (e: TransportError) => void;
   /** What the session's end settles: each call's, which the call removes as it finishes. */
   readonly #endListeners = new Set<() => void>();
 
@@ -232,16 +231,18 @@ export class Session {
     this.#onRooms = onRooms;
     this.#ring = new DatagramRing(clock, this.#counters);
     this.#gate = new SequenceGate(clock);
+    // Rejected only by the session's end, below: a local, not a field.
+    let rejectEstablished!: (e: TransportError) => void;
     this.ready = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
-      this.#rejectEstablished = reject;
+      rejectEstablished = reject;
     });
     // A session that ends before anyone awaits `ready` is not an unhandled rejection.
     this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       const err = (this.endError = closeError(info));
-      this.#rejectEstablished(err);
+      rejectEstablished(err);
       this.#q = [];
       this.#wake();
       this.#endListeners.forEach((l) => l());
