@@ -564,8 +564,8 @@ export class Session {
    * with FIN. Leaving early abandons the stream (§8).
    */
   async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
-    const openCall = this.#conn.openCall;
-    if (!openCall) {
+    // The WebSocket mapping has no call streams (§3.3); a WebTransport Conn has openCall (the Conn's contract).
+    if (this.#ws) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, encodeValue(ev, value) as Uint8Array);
@@ -643,7 +643,7 @@ export class Session {
     try {
       // A call made before the server's handshake arrived waits for it.
       await op(() => this.ready);
-      st = await op(openCall);
+      st = await op(this.#conn.openCall!);
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
