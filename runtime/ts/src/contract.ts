@@ -102,7 +102,6 @@ export function compileContract(c: Contract): CompiledContract {
   const name = c.name ?? 'contract';
   const byId = new Map<number, CompiledEvent>();
   const byName = new Map<string, CompiledEvent>();
-  const table: EventEntry[] = [];
   let firstUndeclared = '';
   for (const e of c.events) {
     const fail = (msg: string): never => {
@@ -144,10 +143,10 @@ export function compileContract(c: Contract): CompiledContract {
     };
     byId.set(e.id, ev);
     byName.set(e.name, ev);
-    table.push(ev);
     if (e.lane === 'unreliable' && e.fallback === undefined && (firstUndeclared === '' || e.name < firstUndeclared)) firstUndeclared = e.name;
   }
-  const out: CompiledContract = { name, byId, byName, table, firstUndeclared };
+  // byName holds each event once, in the contract's order: the handshake's table.
+  const out: CompiledContract = { name, byId, byName, table: [...byName.values()], firstUndeclared };
   compiled.set(c, out);
   return out;
 }
