@@ -224,9 +224,9 @@ export class Client {
 
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
-    const next: { -readonly [K in keyof Snapshot]: Snapshot[K] } = { ...cur, ...patch };
-    if (!(Object.keys(next) as Array<keyof Snapshot>).some((k) => next[k] !== cur[k])) return;
-    this.#snapshot = Object.freeze(next);
+    // Only what the patch names can differ; unchanged, the snapshot stays the same object.
+    if (!(Object.keys(patch) as Array<keyof Snapshot>).some((k) => patch[k] !== cur[k])) return;
+    this.#snapshot = Object.freeze({ ...cur, ...patch });
     // The listeners are the application's code: one that throws is reported
     // as an uncaught error would be, and neither stops the others nor is
     // taken for the peer's fault by the loop that read the frame.

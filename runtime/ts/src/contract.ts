@@ -102,18 +102,17 @@ export function compileContract(c: Contract): CompiledContract {
   const name = c.name ?? 'contract';
   const byId = new Map<number, CompiledEvent>();
   const byName = new Map<string, CompiledEvent>();
-  const table: EventEntry[] = [];
   let firstUndeclared = '';
   for (const e of c.events) {
     const fail = (msg: string): never => {
       throw new TypeError(`contract ${name}: '${e.name}' ${msg}`);
     };
-    // A field holding a value it may not: named, and the value as JSON.
-    const has = (field: string, v: unknown): never => fail(`has ${field} ${JSON.stringify(v)}`);
-    const codecOf = (slot: string, v: SlotCodec | undefined): Codec => (v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : has(slot, v));
+    // A field or slot holding a value it may not: named, and the value as JSON.
+    const has = (field: keyof EventSpec): never => fail(`has ${field} ${JSON.stringify(e[field])}`);
+    const codecOf = (slot: string, v: SlotCodec | undefined): Codec => (v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} ${JSON.stringify(v)}`));
     if (typeof e.name !== 'string' || !e.name) throw new TypeError(`contract ${name}: an event has no name`);
     if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}`);
-    if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane', e.lane);
+    if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane');
     const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
     const isEmit = e.shape === 'emit';
@@ -124,11 +123,11 @@ export function compileContract(c: Contract): CompiledContract {
       if (e.from !== undefined) fail('is a call with from');
       resultCodec = codecOf(e.shape, e.result);
     } else {
-      has('shape', e.shape);
+      has('shape');
     }
-    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') has('from', e.from);
+    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') has('from');
     if (e.fallback !== undefined) {
-      if (e.fallback !== 'newest') has('fallback', e.fallback);
+      if (e.fallback !== 'newest') has('fallback');
       if (e.lane !== 'unreliable') fail('is reliable with a fallback');
     }
     if (byName.has(e.name)) fail('declared twice');
@@ -144,10 +143,10 @@ export function compileContract(c: Contract): CompiledContract {
     };
     byId.set(e.id, ev);
     byName.set(e.name, ev);
-    table.push(ev);
     if (e.lane === 'unreliable' && e.fallback === undefined && (firstUndeclared === '' || e.name < firstUndeclared)) firstUndeclared = e.name;
   }
-  const out: CompiledContract = { name, byId, byName, table, firstUndeclared };
+  // byName holds each event once, in the contract's order: the handshake's table.
+  const out: CompiledContract = { name, byId, byName, table: [...byName.values()], firstUndeclared };
   compiled.set(c, out);
   return out;
 }

@@ -194,7 +194,6 @@ export class Session {
   /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
   #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
-  #rejectEstablished!: (e: TransportError) => void;
   /** What the session's end settles: each call's, which the call removes as it finishes. */
   readonly #endListeners = new Set<() => void>();
 
@@ -232,16 +231,18 @@ export class Session {
     this.#onRooms = onRooms;
     this.#ring = new DatagramRing(clock, this.#counters);
     this.#gate = new SequenceGate(clock);
+    // Rejected only by the session's end, below: a local, not a field.
+    let rejectEstablished!: (e: TransportError) => void;
     this.ready = new Promise<void>((resolve, reject) => {
       this.#resolveEstablished = resolve;
-      this.#rejectEstablished = reject;
+      rejectEstablished = reject;
     });
     // A session that ends before anyone awaits `ready` is not an unhandled rejection.
     this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       const err = (this.endError = closeError(info));
-      this.#rejectEstablished(err);
+      rejectEstablished(err);
       this.#q = [];
       this.#wake();
       this.#endListeners.forEach((l) => l());
@@ -259,7 +260,7 @@ export class Session {
     }
     // The deadline's wait ends once `ready` settles: the handshake
     // accepted, or the session's end (when this close does nothing).
-    void outcomeWithin(this.#clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
+    void outcomeWithin(clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
       if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
@@ -563,8 +564,8 @@ export class Session {
    * with FIN. Leaving early abandons the stream (§8).
    */
   async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
-    const openCall = this.#conn.openCall;
-    if (!openCall) {
+    // The WebSocket mapping has no call streams (§3.3); a WebTransport Conn has openCall (the Conn's contract).
+    if (this.#ws) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
     }
     const req = encodeFrame(FrameCallRequest, ev.payloadCodec, ev.id, encodeValue(ev, value) as Uint8Array);
@@ -642,7 +643,7 @@ export class Session {
     try {
       // A call made before the server's handshake arrived waits for it.
       await op(() => this.ready);
-      st = await op(openCall);
+      st = await op(this.#conn.openCall!);
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
@@ -698,9 +699,10 @@ export class Session {
 
   async #answerCalls(): Promise<void> {
     let answering = 0;
-    // Until the Conn gives null, which it does once the session ended: a
-    // stream it gave as the session ended is abandoned when its answer fails.
-    for (let st; (st = await this.#conn.acceptCall!().catch(() => null)); ) {
+    // Until the Conn gives null, which it does once the session ended (it
+    // never rejects, as receiveDatagram never does): a stream it gave as the
+    // session ended is abandoned when its answer fails.
+    for (let st; (st = await this.#conn.acceptCall!()); ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
