@@ -699,10 +699,9 @@ export class Session {
 
   async #answerCalls(): Promise<void> {
     let answering = 0;
-    // Until the Conn gives null, which it does once the session ended (it
-    // never rejects, as receiveDatagram never does): a stream it gave as the
-    // session ended is abandoned when its answer fails.
-    for (let st; (st = await this.#conn.acceptCall!()); ) {
+    // Until the Conn gives null, which it does once the session ended: a
+    // stream it gave as the session ended is abandoned when its answer fails.
+    for (let st; (st = await this.#conn.acceptCall!().catch(() => null)); ) {
       if (answering >= MaxCalls) {
         st.stop(ResetTooManyStreams);
         st.reset(ResetTooManyStreams);
