@@ -251,11 +251,8 @@ export class Session {
     // The session runs from here: the reliability check, then the handshake
     // deadline and the lanes. §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
-    if (this.#ws && this.#contract.firstUndeclared) {
-      this.close(
-        CloseReliabilityRefused,
-        `'${this.#contract.firstUndeclared}' is unreliable with no fallback`,
-      );
+    if (this.#ws && contract.firstUndeclared) {
+      this.close(CloseReliabilityRefused, `'${contract.firstUndeclared}' is unreliable with no fallback`);
       return;
     }
     // The deadline's wait ends once `ready` settles: the handshake
