@@ -237,8 +237,9 @@ export class Session {
       this.#resolveEstablished = resolve;
       rejectEstablished = reject;
     });
-    // A session that ends before anyone awaits `ready` is not an unhandled rejection.
-    this.ready.catch(() => {});
+    // A session that ends before anyone awaits `ready` is not an unhandled
+    // rejection; this settles with it, whichever way.
+    const readySettled = this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       const err = (this.endError = closeError(info));
@@ -257,7 +258,7 @@ export class Session {
     }
     // The deadline's wait ends once `ready` settles: the handshake
     // accepted, or the session's end (when this close does nothing).
-    void outcomeWithin(clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
+    void outcomeWithin(clock, HandshakeTimeout, readySettled).then(() => {
       if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
