@@ -246,7 +246,7 @@ export class Session {
       rejectEstablished(err);
       this.#q = [];
       this.#wake();
-      this.#endListeners.forEach((l) => l());
+      for (const l of this.#endListeners) l();
       return err;
     });
     // The session runs from here: the reliability check, then the handshake
