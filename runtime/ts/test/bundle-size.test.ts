@@ -159,11 +159,16 @@ const BundleTargetBytes = 10_240;
  * compared by the patch's fields alone (−4 B), a call refused
  * WT_LANE_UNAVAILABLE by the mapping and the accept loop taking acceptCall
  * as the Conn's contract gives it, never rejecting (−2 B), and smaller
- * steps (−2 B): 11,015 B alone. Together: 10,914 B. The 10,240 B target
- * is not yet met. This budget only goes down: lower it whenever the bundle
- * shrinks, until it is the target.
+ * steps (−2 B): 11,015 B alone. Together: 10,914 B. Then the engine
+ * (tssizeF2) once more reading what it already holds: the reliability
+ * refusal naming the constructor's contract parameter, not the field just
+ * set from it (−2 B), the handshake deadline waiting on the settled
+ * `ready` made for the unhandled rejection, not a second one (−2 B), and
+ * the session's end running its listeners through for…of (−5 B): 10,905 B
+ * alone. The 10,240 B target is not yet met. This budget only goes down:
+ * lower it whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 10_914;
+const BundleBudgetBytes = 10_905;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
