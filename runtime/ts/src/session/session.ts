@@ -237,30 +237,28 @@ export class Session {
       this.#resolveEstablished = resolve;
       rejectEstablished = reject;
     });
-    // A session that ends before anyone awaits `ready` is not an unhandled rejection.
-    this.ready.catch(() => {});
+    // A session that ends before anyone awaits `ready` is not an unhandled
+    // rejection; this settles with it, whichever way.
+    const readySettled = this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       const err = (this.endError = closeError(info));
       rejectEstablished(err);
       this.#q = [];
       this.#wake();
-      this.#endListeners.forEach((l) => l());
+      for (const l of this.#endListeners) l();
       return err;
     });
     // The session runs from here: the reliability check, then the handshake
     // deadline and the lanes. §2, §7.6: on the WebSocket mapping a contract with an undeclared
     // unreliable event has no session, refused before the handshake.
-    if (this.#ws && this.#contract.firstUndeclared) {
-      this.close(
-        CloseReliabilityRefused,
-        `'${this.#contract.firstUndeclared}' is unreliable with no fallback`,
-      );
+    if (this.#ws && contract.firstUndeclared) {
+      this.close(CloseReliabilityRefused, `'${contract.firstUndeclared}' is unreliable with no fallback`);
       return;
     }
     // The deadline's wait ends once `ready` settles: the handshake
     // accepted, or the session's end (when this close does nothing).
-    void outcomeWithin(clock, HandshakeTimeout, this.ready.catch(() => {})).then(() => {
+    void outcomeWithin(clock, HandshakeTimeout, readySettled).then(() => {
       if (this.#hsAccepted !== undefined) return;
       this.#hsAccepted = false;
       this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
