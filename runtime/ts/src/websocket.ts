@@ -173,7 +173,7 @@ class WebSocketConn implements Conn {
       this.#sock.close();
     }
     // A socket closed by then ignores terminate().
-    if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate?.(), CloseGraceMs);
+    if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate!(), CloseGraceMs);
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
