@@ -110,9 +110,10 @@ class WebSocketConn implements Conn {
    * how it ended.
    */
   abandon(): void {
-    this.opening = undefined;
     // Without a code close() never throws (the browser's, Node's and `ws`'s):
-    // it ends an opening handshake, and does nothing to a closing socket.
+    // it ends an opening handshake, and does nothing to a closing socket. A
+    // socket closed while connecting never opens, so an opening given up on
+    // stays set: its later error or close settles a race already over.
     if (this.#end(lost)) this.#sock.close();
   }
 

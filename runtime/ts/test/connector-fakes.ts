@@ -103,7 +103,9 @@ export class FakeWebSocket implements WebSocketLike {
   }
 
   // The server's side.
+  /** As a browser's, Node's and `ws`'s: a socket closed while connecting never opens. */
   serverOpen(): void {
+    if (this.readyState !== 0) return;
     this.readyState = 1;
     this.onopen?.({});
   }
