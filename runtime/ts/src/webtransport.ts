@@ -185,8 +185,10 @@ class WebTransportConn implements Conn {
   /**
    * A stream as the engine sees it: its sending half (one writer for the
    * stream's life), its receiving half (one reader), or both on a call
-   * stream. After this side's own reset or stop a half fails at once with
-   * it. On a call stream a half failing with no code takes the peer's code
+   * stream. After this side's own reset or stop a half fails with it: the
+   * reset's abort errors the writer, so a write or close then rejects (a
+   * close once the browser's abort settles; the engine makes neither after
+   * its reset), and the stop's cancel ends the reader. On a call stream a half failing with no code takes the peer's code
    * from the other half (Chromium fails a write on a reset stream with no
    * code; the readable has it).
    */
@@ -199,7 +201,6 @@ class WebTransportConn implements Conn {
     const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
     const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
     const sending = async (op: () => Promise<void>): Promise<void> => {
-      if (reset) throw reset;
       try {
         // The writer queues: a write is not held back behind the previous
         // one's completion, and resolves once the stream took the bytes.
