@@ -201,9 +201,10 @@ class WebSocketConn implements Conn {
   #onMessage(data: unknown): void {
     if (this.#info) return;
     this.#lastRecv = this.#clock.now();
-    // binaryType 'arraybuffer': the browser's, Node's and `ws`'s sockets give a binary message as an ArrayBuffer.
-    if (!(data instanceof ArrayBuffer)) return this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
-    const bytes = new Uint8Array(data);
+    // A text message is a string; with binaryType 'arraybuffer' the browser's,
+    // Node's and `ws`'s sockets give every binary message as an ArrayBuffer.
+    if (typeof data === 'string') return this.close(CloseProtocolError, 'text message, not binary');
+    const bytes = new Uint8Array(data as ArrayBuffer);
     if (bytes.length > MaxMessageSize) return this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
     if (!bytes.length) return;
