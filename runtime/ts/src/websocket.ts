@@ -82,7 +82,9 @@ class WebSocketConn implements Conn {
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
     sock.onopen = () => {
-      if (!this.#opened(null)) return;
+      // Only a socket still connecting opens, its opening awaited: one the
+      // connector gave up on was closed, and an error or close fails it.
+      this.#opened(null);
       this.#lastSent = this.#lastRecv = this.#clock.now();
       this.#live();
     };
