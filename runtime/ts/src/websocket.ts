@@ -73,8 +73,12 @@ class WebSocketConn implements Conn {
 
   readonly mapping = 'websocket' as const;
   declare readonly closed: Promise<CloseInfo>;
-  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
-  declare opening: ((outcome: string | null) => void) | undefined;
+  /**
+   * Set by the connector's open as it makes the socket, before any event:
+   * resolves the opening's outcome, null once open, or why it failed. Each
+   * event tells it; the promise keeps the first, the one the opening had.
+   */
+  declare opening: (outcome: string | null) => void;
 
   constructor(sock: WebSocketLike, clock: Clock) {
     this.#sock = sock;
@@ -82,27 +86,29 @@ class WebSocketConn implements Conn {
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
     sock.onopen = () => {
-      // Only a socket still connecting opens, its opening awaited: one the
-      // connector gave up on was closed, and an error or close fails it.
-      this.#opened(null);
+      // Only a socket still connecting opens (the browser's, Node's, `ws`'s):
+      // one the connector gave up on was closed, so its opening is awaited.
+      this.opening(null);
       this.#lastSent = this.#lastRecv = this.#clock.now();
       this.#live();
     };
     sock.onmessage = (ev) => this.#onMessage(ev.data);
     // The peer's close (remote), or the socket's own end (lost): a WebSocket
     // close code outside the §3.3 table (1006 lost, 1001 going away) is no
-    // session code, and the session ended with none (§11).
+    // session code, and the session ended with none (§11). One while
+    // connecting fails the opening, and ends a Conn the connector drops.
     sock.onclose = (ev) => {
-      if (this.#opened(`close code ${ev.code}`)) return;
+      this.opening(`close code ${ev.code}`);
       const code = sessionCodeFromWebSocket(ev.code);
       this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
     };
     // A browser follows an error with a close event, which says how the
     // session ended; Node 20's WebSocket fails an opening handshake with an
-    // error alone. So an error fails an opening at once, and ends an open
-    // session as #failed does.
+    // error alone. So an error fails an opening at once (whose abandon then
+    // ends the wait of #failed), and ends an open session as #failed does.
     sock.onerror = () => {
-      if (!this.#opened('socket error')) void this.#failed();
+      this.opening('socket error');
+      void this.#failed();
     };
   }
 
@@ -113,9 +119,7 @@ class WebSocketConn implements Conn {
    */
   abandon(): void {
     // Without a code close() never throws (the browser's, Node's and `ws`'s):
-    // it ends an opening handshake, and does nothing to a closing socket. A
-    // socket closed while connecting never opens, so an opening given up on
-    // stays set: its later error or close settles a race already over.
+    // it ends an opening handshake, and does nothing to a closing socket.
     if (this.#end(lost)) this.#sock.close();
   }
 
@@ -190,14 +194,6 @@ class WebSocketConn implements Conn {
     else this.#in.error(endedError(info));
     this.#resolveClosed(info);
     return true;
-  }
-
-  /** Ends the opening handshake with its outcome; whether one was running. */
-  #opened(outcome: string | null): boolean {
-    const opening = this.opening;
-    this.opening = undefined;
-    opening?.(outcome);
-    return !!opening;
   }
 
   #onMessage(data: unknown): void {
