@@ -200,21 +200,19 @@ class WebTransportConn implements Conn {
     // this side's own reset (stop).
     const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
     const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-    const sending = async (op: () => Promise<void>): Promise<void> => {
-      try {
-        // The writer queues: a write is not held back behind the previous
-        // one's completion, and resolves once the stream took the bytes.
-        await op();
-      } catch (err) {
-        throw reset ?? (await this.#failure(err, peerReset));
-      }
+    // What a failed write or close throws. The writer queues: a write is not
+    // held back behind the previous one's completion, and resolves once the
+    // stream took the bytes; like every promise-returning Web API it
+    // rejects, never throws.
+    const sendFailed = async (err: unknown): Promise<never> => {
+      throw reset ?? (await this.#failure(err, peerReset));
     };
     // A half this stream lacks is never used: the engine writes only a
     // sending half and reads only a receiving one. A second reset (stop)
     // keeps the first one's error, and the stream ignores its abort (cancel).
     return {
-      write: (chunk) => sending(() => w!.write(chunk)),
-      close: () => sending(() => w!.close()),
+      write: (chunk) => w!.write(chunk).catch(sendFailed),
+      close: () => w!.close().catch(sendFailed),
       reset(code) {
         reset ??= new StreamResetError(code, false);
         w!.abort(resetReason(code)).catch(() => {});
