@@ -172,15 +172,16 @@ class WebSocketConn implements Conn {
    */
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxWebSocketReason);
-    if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    try {
-      this.#sock.close(webSocketCloseCode(code), reason);
-    } catch {
-      // A browser accepts only 1000 and 3000–4999: 1011 (a code §10.2 does not define) goes without a code.
-      this.#sock.close();
+    if (this.#end({ code, reason, remote: false, lost: false })) {
+      try {
+        this.#sock.close(webSocketCloseCode(code), reason);
+      } catch {
+        // A browser accepts only 1000 and 3000–4999: 1011 (a code §10.2 does not define) goes without a code.
+        this.#sock.close();
+      }
+      // A socket closed by then ignores terminate().
+      if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate!(), CloseGraceMs);
     }
-    // A socket closed by then ignores terminate().
-    if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate!(), CloseGraceMs);
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
