@@ -265,10 +265,12 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
       // null once open; else why the socket failed (never ''), or outcomeWithin's 'timeout' or 'aborted'.
       const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string | null>((done) => (conn.opening = done)), ctx.signal);
-      if (!outcome) return { conn, fallbackReason: null };
-      conn.abandon();
-      if (outcome === 'aborted') throw abandoned();
-      throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+      if (outcome) {
+        conn.abandon();
+        if (outcome === 'aborted') throw abandoned();
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+      }
+      return { conn, fallbackReason: null };
     },
   };
 }
