@@ -47,7 +47,9 @@ function streamErrorCode(err: unknown): number | undefined {
 function resetReason(code: number): unknown {
   const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
   // With no WebTransportError the code is lost; the reset still happens.
-  return WTError ? new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({ message: 'reset', streamErrorCode: code }) : code;
+  // No message: the browser sends the code alone, and the error stays here
+  // (a half this side reset or stopped throws its own StreamResetError).
+  return WTError ? new (WTError as new (init: { streamErrorCode: number }) => unknown)({ streamErrorCode: code }) : code;
 }
 
 /** One session over the browser's WebTransport. */
