@@ -243,10 +243,7 @@ class WebTransportConn implements Conn {
 function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
   return closed.then(
     () => never,
-    (err: unknown) => {
-      const code = streamErrorCode(err);
-      return code !== undefined && notLocal() ? code : never;
-    },
+    (err: unknown) => (notLocal() ? (streamErrorCode(err) ?? never) : never),
   );
 }
 
