@@ -73,8 +73,12 @@ class WebSocketConn implements Conn {
 
   readonly mapping = 'websocket' as const;
   declare readonly closed: Promise<CloseInfo>;
-  /** Set by the connector's open while the socket's opening handshake runs: told null once open, or why it failed. */
-  declare opening: ((outcome: string | null) => void) | undefined;
+  /**
+   * Set by the connector's open as it makes the socket, before any event:
+   * resolves the opening's outcome, null once open, or why it failed. Each
+   * event tells it; the promise keeps the first, the one the opening had.
+   */
+  declare opening: (outcome: string | null) => void;
 
   constructor(sock: WebSocketLike, clock: Clock) {
     this.#sock = sock;
@@ -82,25 +86,29 @@ class WebSocketConn implements Conn {
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     sock.binaryType = 'arraybuffer';
     sock.onopen = () => {
-      if (!this.#opened(null)) return;
+      // Only a socket still connecting opens (the browser's, Node's, `ws`'s):
+      // one the connector gave up on was closed, so its opening is awaited.
+      this.opening(null);
       this.#lastSent = this.#lastRecv = this.#clock.now();
       this.#live();
     };
     sock.onmessage = (ev) => this.#onMessage(ev.data);
     // The peer's close (remote), or the socket's own end (lost): a WebSocket
     // close code outside the §3.3 table (1006 lost, 1001 going away) is no
-    // session code, and the session ended with none (§11).
+    // session code, and the session ended with none (§11). One while
+    // connecting fails the opening, and ends a Conn the connector drops.
     sock.onclose = (ev) => {
-      if (this.#opened(`close code ${ev.code}`)) return;
+      this.opening(`close code ${ev.code}`);
       const code = sessionCodeFromWebSocket(ev.code);
       this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
     };
     // A browser follows an error with a close event, which says how the
     // session ended; Node 20's WebSocket fails an opening handshake with an
-    // error alone. So an error fails an opening at once, and ends an open
-    // session as #failed does.
+    // error alone. So an error fails an opening at once (whose abandon then
+    // ends the wait of #failed), and ends an open session as #failed does.
     sock.onerror = () => {
-      if (!this.#opened('socket error')) void this.#failed();
+      this.opening('socket error');
+      void this.#failed();
     };
   }
 
@@ -110,7 +118,6 @@ class WebSocketConn implements Conn {
    * how it ended.
    */
   abandon(): void {
-    this.opening = undefined;
     // Without a code close() never throws (the browser's, Node's and `ws`'s):
     // it ends an opening handshake, and does nothing to a closing socket.
     if (this.#end(lost)) this.#sock.close();
@@ -165,15 +172,16 @@ class WebSocketConn implements Conn {
    */
   close(code: number, reason: string): void {
     reason = cutReason(reason, MaxWebSocketReason);
-    if (!this.#end({ code, reason, remote: false, lost: false })) return;
-    try {
-      this.#sock.close(webSocketCloseCode(code), reason);
-    } catch {
-      // A browser accepts only 1000 and 3000–4999: 1011 (a code §10.2 does not define) goes without a code.
-      this.#sock.close();
+    if (this.#end({ code, reason, remote: false, lost: false })) {
+      try {
+        this.#sock.close(webSocketCloseCode(code), reason);
+      } catch {
+        // A browser accepts only 1000 and 3000–4999: 1011 (a code §10.2 does not define) goes without a code.
+        this.#sock.close();
+      }
+      // A socket closed by then ignores terminate().
+      if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate!(), CloseGraceMs);
     }
-    // A socket closed by then ignores terminate().
-    if (this.#sock.terminate) this.#clock.setTimeout(() => this.#sock.terminate?.(), CloseGraceMs);
   }
 
   /** Records how the session ended, fails what waits on it; the first end wins. */
@@ -189,20 +197,13 @@ class WebSocketConn implements Conn {
     return true;
   }
 
-  /** Ends the opening handshake with its outcome; whether one was running. */
-  #opened(outcome: string | null): boolean {
-    const opening = this.opening;
-    this.opening = undefined;
-    opening?.(outcome);
-    return !!opening;
-  }
-
   #onMessage(data: unknown): void {
     if (this.#info) return;
     this.#lastRecv = this.#clock.now();
-    // binaryType 'arraybuffer': the browser's, Node's and `ws`'s sockets give a binary message as an ArrayBuffer.
-    if (!(data instanceof ArrayBuffer)) return this.close(CloseProtocolError, typeof data === 'string' ? 'text message, not binary' : 'message not an ArrayBuffer');
-    const bytes = new Uint8Array(data);
+    // A text message is a string; with binaryType 'arraybuffer' the browser's,
+    // Node's and `ws`'s sockets give every binary message as an ArrayBuffer.
+    if (typeof data === 'string') return this.close(CloseProtocolError, 'text message, not binary');
+    const bytes = new Uint8Array(data as ArrayBuffer);
     if (bytes.length > MaxMessageSize) return this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
     // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
     if (!bytes.length) return;
@@ -264,10 +265,12 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
       // null once open; else why the socket failed (never ''), or outcomeWithin's 'timeout' or 'aborted'.
       const outcome = await outcomeWithin(ctx.clock, timeoutMs, new Promise<string | null>((done) => (conn.opening = done)), ctx.signal);
-      if (!outcome) return { conn, fallbackReason: null };
-      conn.abandon();
-      if (outcome === 'aborted') throw abandoned();
-      throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+      if (outcome) {
+        conn.abandon();
+        if (outcome === 'aborted') throw abandoned();
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+      }
+      return { conn, fallbackReason: null };
     },
   };
 }

@@ -47,7 +47,9 @@ function streamErrorCode(err: unknown): number | undefined {
 function resetReason(code: number): unknown {
   const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
   // With no WebTransportError the code is lost; the reset still happens.
-  return WTError ? new (WTError as new (init: { message: string; streamErrorCode: number }) => unknown)({ message: 'reset', streamErrorCode: code }) : code;
+  // No message: the browser sends the code alone, and the error stays here
+  // (a half this side reset or stopped throws its own StreamResetError).
+  return WTError ? new (WTError as new (init: { streamErrorCode: number }) => unknown)({ streamErrorCode: code }) : code;
 }
 
 /** One session over the browser's WebTransport. */
@@ -73,9 +75,11 @@ class WebTransportConn implements Conn {
     this.#incomingCalls = t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
     this.#datagramReader = (t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
     // A close resolves the browser's closed with the peer's code and
-    // reason; a lost connection rejects it (§11).
+    // reason; a lost connection rejects it (§11). Chromium's and Firefox's
+    // WebTransportCloseInfo always has both, 0 and '' by default (the IDL
+    // dictionary's defaults), though lib.dom declares them optional.
     t.closed.then(
-      (ci) => this.#end({ code: ci.closeCode ?? CloseNoError, reason: ci.reason ?? '', remote: true, lost: false }),
+      (ci) => this.#end({ code: ci.closeCode!, reason: ci.reason!, remote: true, lost: false }),
       () => this.#end({ code: CloseNoError, reason: '', remote: false, lost: true }),
     );
   }
@@ -183,8 +187,10 @@ class WebTransportConn implements Conn {
   /**
    * A stream as the engine sees it: its sending half (one writer for the
    * stream's life), its receiving half (one reader), or both on a call
-   * stream. After this side's own reset or stop a half fails at once with
-   * it. On a call stream a half failing with no code takes the peer's code
+   * stream. After this side's own reset or stop a half fails with it: the
+   * reset's abort errors the writer, so a write or close then rejects (a
+   * close once the browser's abort settles; the engine makes neither after
+   * its reset), and the stop's cancel ends the reader. On a call stream a half failing with no code takes the peer's code
    * from the other half (Chromium fails a write on a reset stream with no
    * code; the readable has it).
    */
@@ -196,22 +202,19 @@ class WebTransportConn implements Conn {
     // this side's own reset (stop).
     const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
     const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
-    const sending = async (op: () => Promise<void>): Promise<void> => {
-      if (reset) throw reset;
-      try {
-        // The writer queues: a write is not held back behind the previous
-        // one's completion, and resolves once the stream took the bytes.
-        await op();
-      } catch (err) {
-        throw reset ?? (await this.#failure(err, peerReset));
-      }
+    // What a failed write or close throws. The writer queues: a write is not
+    // held back behind the previous one's completion, and resolves once the
+    // stream took the bytes; like every promise-returning Web API it
+    // rejects, never throws.
+    const sendFailed = async (err: unknown): Promise<never> => {
+      throw reset ?? (await this.#failure(err, peerReset));
     };
     // A half this stream lacks is never used: the engine writes only a
     // sending half and reads only a receiving one. A second reset (stop)
     // keeps the first one's error, and the stream ignores its abort (cancel).
     return {
-      write: (chunk) => sending(() => w!.write(chunk)),
-      close: () => sending(() => w!.close()),
+      write: (chunk) => w!.write(chunk).catch(sendFailed),
+      close: () => w!.close().catch(sendFailed),
       reset(code) {
         reset ??= new StreamResetError(code, false);
         w!.abort(resetReason(code)).catch(() => {});
@@ -240,10 +243,7 @@ class WebTransportConn implements Conn {
 function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
   return closed.then(
     () => never,
-    (err: unknown) => {
-      const code = streamErrorCode(err);
-      return code !== undefined && notLocal() ? code : never;
-    },
+    (err: unknown) => (notLocal() ? (streamErrorCode(err) ?? never) : never),
   );
 }
 

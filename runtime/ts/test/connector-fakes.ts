@@ -103,7 +103,9 @@ export class FakeWebSocket implements WebSocketLike {
   }
 
   // The server's side.
+  /** As a browser's, Node's and `ws`'s: a socket closed while connecting never opens. */
   serverOpen(): void {
+    if (this.readyState !== 0) return;
     this.readyState = 1;
     this.onopen?.({});
   }
@@ -208,7 +210,8 @@ export class FakeWebTransport {
   readonly url: string;
   readonly options: unknown;
   readonly ready: Promise<void>;
-  readonly closed: Promise<{ closeCode?: number; reason?: string }>;
+  /** As a browser's: a WebTransportCloseInfo has both members (0 and '' by default). */
+  readonly closed: Promise<{ closeCode: number; reason: string }>;
   reliability: string | undefined = undefined;
   readonly closes: unknown[] = [];
   readonly incoming = new FedStream<ReadableStream<Uint8Array>>();
@@ -228,7 +231,7 @@ export class FakeWebTransport {
 
   resolveReady!: () => void;
   rejectReady!: (err: unknown) => void;
-  resolveClosed!: (info: { closeCode?: number; reason?: string }) => void;
+  resolveClosed!: (info: { closeCode: number; reason: string }) => void;
   rejectClosed!: (err: unknown) => void;
 
   constructor(url: string, options?: unknown) {

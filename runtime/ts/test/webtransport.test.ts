@@ -292,6 +292,8 @@ test('§8 reset and stop carry the §10.1 code to the browser', async (t) => {
   assert.equal(cancelled.streamErrorCode, 1);
   const w = await outcome(call.write(new Uint8Array([1])));
   assert.ok(w instanceof StreamResetError && w.code === 1 && !w.remote, String(w));
+  const c = await outcome(call.close());
+  assert.ok(c instanceof StreamResetError && c.code === 1 && !c.remote, String(c));
   const r = await outcome(call.read());
   assert.ok(r instanceof StreamResetError && r.code === 1 && !r.remote, String(r));
 });
