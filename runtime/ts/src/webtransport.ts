@@ -75,11 +75,9 @@ class WebTransportConn implements Conn {
     this.#incomingCalls = t.incomingBidirectionalStreams.getReader() as ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
     this.#datagramReader = (t.datagrams.readable as ReadableStream<Uint8Array>).getReader();
     // A close resolves the browser's closed with the peer's code and
-    // reason; a lost connection rejects it (§11). Chromium's and Firefox's
-    // WebTransportCloseInfo always has both, 0 and '' by default (the IDL
-    // dictionary's defaults), though lib.dom declares them optional.
+    // reason; a lost connection rejects it (§11).
     t.closed.then(
-      (ci) => this.#end({ code: ci.closeCode!, reason: ci.reason!, remote: true, lost: false }),
+      (ci) => this.#end({ code: ci.closeCode ?? CloseNoError, reason: ci.reason ?? '', remote: true, lost: false }),
       () => this.#end({ code: CloseNoError, reason: '', remote: false, lost: true }),
     );
   }

@@ -210,8 +210,7 @@ export class FakeWebTransport {
   readonly url: string;
   readonly options: unknown;
   readonly ready: Promise<void>;
-  /** As a browser's: a WebTransportCloseInfo has both members (0 and '' by default). */
-  readonly closed: Promise<{ closeCode: number; reason: string }>;
+  readonly closed: Promise<{ closeCode?: number; reason?: string }>;
   reliability: string | undefined = undefined;
   readonly closes: unknown[] = [];
   readonly incoming = new FedStream<ReadableStream<Uint8Array>>();
@@ -231,7 +230,7 @@ export class FakeWebTransport {
 
   resolveReady!: () => void;
   rejectReady!: (err: unknown) => void;
-  resolveClosed!: (info: { closeCode: number; reason: string }) => void;
+  resolveClosed!: (info: { closeCode?: number; reason?: string }) => void;
   rejectClosed!: (err: unknown) => void;
 
   constructor(url: string, options?: unknown) {
