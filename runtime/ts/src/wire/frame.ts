@@ -78,10 +78,6 @@ export interface Frame {
   readonly payload: Uint8Array;
 }
 
-function headerError(t: number, code: 'WT_PROTOCOL_ERROR' | 'WT_PAYLOAD_TOO_LARGE' | 'WT_UNSUPPORTED_CODEC', what: string): TransportError {
-  return new TransportError(code, `${frameTypeName(t)} ${what}`);
-}
-
 /**
  * Throws the error a receiver would raise for a frame of this header and
  * payload size, applying §5.1–§5.4 in the order a receiver reads them: type,
@@ -95,15 +91,15 @@ export function checkFrame(t: number, c: number, eventId: number, payloadLen: nu
   if (!frameTypeKnown(t)) throw protocolError(`reserved frame ${frameTypeName(t)}`);
   // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
   const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
-  if (payloadLen > cap) throw headerError(t, 'WT_PAYLOAD_TOO_LARGE', `payload ${payloadLen} bytes, over ${cap}`);
-  if (reserved) throw headerError(t, 'WT_PROTOCOL_ERROR', `reserved bits ${reserved} set`);
-  if (!codecKnown(c)) throw headerError(t, 'WT_UNSUPPORTED_CODEC', `reserved ${codecName(c)}`);
+  if (payloadLen > cap) throw new TransportError('WT_PAYLOAD_TOO_LARGE', `${frameTypeName(t)} payload ${payloadLen} bytes, over ${cap}`);
+  if (reserved) throw protocolError(`${frameTypeName(t)} reserved bits ${reserved} set`);
+  if (!codecKnown(c)) throw new TransportError('WT_UNSUPPORTED_CODEC', `${frameTypeName(t)} reserved ${codecName(c)}`);
   // Control frames always carry codec 0x01 (§5.3): of the known types
   // (0x01–0x09), HANDSHAKE and every one from CALL_ERROR (0x05) on.
-  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) throw headerError(t, 'WT_PROTOCOL_ERROR', `with ${codecName(c)}, not json`);
+  if ((t === FrameHandshake || t >= FrameCallError) && c !== CodecJson) throw protocolError(`${frameTypeName(t)} with ${codecName(c)}, not json`);
   // EMIT and CALL_REQUEST name their event; every other frame carries 0 (§5.4).
   if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
-    throw headerError(t, 'WT_PROTOCOL_ERROR', `with event id ${eventId}`);
+    throw protocolError(`${frameTypeName(t)} with event id ${eventId}`);
   }
 }
 
