@@ -137,8 +137,7 @@ export function webSocketCloseCode(sessionCode: number): number {
  */
 export function sessionCodeFromWebSocket(ws: number): number | undefined {
   if (ws === WebSocketNormalClosure) return CloseNoError;
-  if (ws >= WebSocketCodeBase && ws <= webSocketCodeMax) return ws - WebSocketCodeBase;
-  return undefined;
+  return ws >= WebSocketCodeBase && ws <= webSocketCodeMax ? ws - WebSocketCodeBase : undefined;
 }
 
 const remedies: Record<KnownCode, string> = {
