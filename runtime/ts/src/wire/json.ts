@@ -8,8 +8,10 @@
 import { protocolError } from '../errors.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
-// The tokens of valid JSON the scan needs: strings, numbers, brackets and colons.
-const tokenRe = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|[{}[\]:]/g;
+// The tokens of valid JSON the scan needs: strings, brackets, colons, and a
+// digit before a fraction or an exponent, which only a number not written as
+// an integer has (outside strings no other digit is followed by . e or E).
+const tokenRe = /"(?:[^"\\]|\\.)*"|\d[.eE]|[{}[\]:]/g;
 
 /**
  * Calls field once per member of the one JSON object b holds, in order;
@@ -45,7 +47,7 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
     else if (c === '"') {
       if (/\p{Cs}/u.test((last = JSON.parse(t) as string))) throw new Error('an unpaired surrogate');
     }
-    else if (c !== ':') integral &&= !/[.eE]/.test(t);
+    else if (c !== ':') integral = false;
     else if (depth === 1) {
       // A key of the outermost object: a key given twice there is ambiguous.
       if (seen.has(last)) throw new Error(`${quoteShort(last)} twice`);
