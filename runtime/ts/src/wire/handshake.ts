@@ -65,13 +65,13 @@ function decodeEvents(raw: unknown, what: string): EventEntry[] {
   return jsonArray(raw, what).map((row, i) => {
     const at = `events[${i}]`;
     const cells = jsonArray(row, at);
-    if (cells.length !== 3) throw new Error(at + ' is not [name, id, lane]');
-    const name = jsonString(cells[0], at + ' name');
+    if (cells.length !== 3) throw new Error(`${at} is not [name, id, lane]`);
+    const name = jsonString(cells[0], `${at} name`);
     const event = `event ${quoteShort(name)}`;
     const id = cells[1] as number;
-    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, event + ' id', 'a u32');
+    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, `${event} id`, 'a u32');
     if (!id) throw new Error(`${event} has id 0`);
-    const lane = jsonString(cells[2], event + ' lane');
+    const lane = jsonString(cells[2], `${event} lane`);
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
     if (seen.has(name)) throw new Error(`${event} twice`);
     const other = seen.get(id) as string | undefined;
