@@ -159,7 +159,7 @@ export class FrameDecoder {
   // a buffer this decoder owns and grows at most to the frame's size. A
   // chunk in use ends at end, so it has no room: the next chunk is never
   // written into it, but joined with what it holds in a buffer of their own.
-  #buf: Uint8Array = new Uint8Array(0);
+  #buf: Uint8Array = new Uint8Array();
   #start = 0;
   #end = 0;
   /** The size of the frame being read, header included, once its header passed (it stays held until then); 0 before. */
