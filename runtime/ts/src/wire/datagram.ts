@@ -54,8 +54,7 @@ export function parseDatagram(b: Uint8Array): Datagram | undefined {
  * its maximum datagram size (§7.4); zero or less means 1024. Never negative.
  */
 export function maxDatagramPayload(transportMax: number): number {
-  if (!(transportMax > 0)) transportMax = DefaultDatagramSize;
-  return Math.max(transportMax - DatagramHeaderLen, 0);
+  return Math.max((transportMax > 0 ? transportMax : DefaultDatagramSize) - DatagramHeaderLen, 0);
 }
 
 /** Whether seq is newer than last (§7.3): circular over u32, a difference above 0x7FFFFFFF is wrap, not progress. */
