@@ -74,8 +74,7 @@ function decodeEvents(raw: unknown, what: string): EventEntry[] {
     const lane = jsonString(cells[2], `${event} lane`);
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);
     if (seen.has(name)) throw new Error(`${event} twice`);
-    const other = seen.get(id) as string | undefined;
-    if (other !== undefined) throw new Error(`${quoteShort(other)} and ${quoteShort(name)} share id ${id}`);
+    if (seen.has(id)) throw new Error(`${quoteShort(seen.get(id) as string)} and ${quoteShort(name)} share id ${id}`);
     seen.set(name, id).set(id, name);
     return { name, id, lane };
   });
