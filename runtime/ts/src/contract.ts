@@ -131,8 +131,7 @@ export function compileContract(c: Contract): CompiledContract {
       if (e.lane !== 'unreliable') fail('is reliable with a fallback');
     }
     if (byName.has(e.name)) fail('declared twice');
-    const other = byId.get(e.id);
-    if (other) fail(`shares id ${e.id} with '${other.name}'`);
+    if (byId.has(e.id)) fail(`shares id ${e.id} with '${byId.get(e.id)!.name}'`);
     const ev: CompiledEvent = {
       ...e,
       spec: e,
