@@ -44,6 +44,11 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
 
+/** A byte as two hex digits, naming a reserved codec or type. */
+function hex2(n: number): string {
+  return n.toString(16).padStart(2, '0');
+}
+
 /** Reports whether c is a codec version 0 accepts. */
 export function codecKnown(c: number): c is Codec {
   return c === CodecJson || c === CodecBytes;
@@ -64,10 +69,6 @@ export function frameTypeKnown(t: number): t is FrameType {
 /** The spec's name of a type, e.g. "CALL_REQUEST", or "type 0x0a" for a reserved value. */
 export function frameTypeName(t: number): string {
   return frameTypeKnown(t) ? (frameNames[t] as string) : 'type 0x' + hex2(t);
-}
-
-function hex2(n: number): string {
-  return n.toString(16).padStart(2, '0');
 }
 
 /** One decoded stream frame. */
