@@ -38,16 +38,15 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   let depth = 0;
   let last = '';
   for (const [t] of text.matchAll(tokenRe)) {
-    const c = t[0];
-    if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
+    if (t === '{' || t === '[') depth++;
+    else if (t === '}' || t === ']') depth--;
     // Every string, decoded: an escaped surrogate that pairs with none names no
     // character; JSON.parse keeps it where Go's encoding/json reads U+FFFD, so
     // both runtimes refuse it, wherever it stands.
-    else if (c === '"') {
+    else if (t[0] === '"') {
       if (/\p{Cs}/u.test((last = JSON.parse(t) as string))) throw new Error('an unpaired surrogate');
     }
-    else if (c !== ':') integral = false;
+    else if (t !== ':') integral = false;
     else if (depth === 1) {
       // A key of the outermost object: a key given twice there is ambiguous.
       if (seen.has(last)) throw new Error(`${quoteShort(last)} twice`);
