@@ -8,10 +8,12 @@
 import { protocolError } from '../errors.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
-// The tokens of valid JSON the scan needs: strings, brackets, colons, and a
+// The tokens of valid JSON the scan needs: strings, braces, colons, and a
 // digit before a fraction or an exponent, which only a number not written as
 // an integer has (outside strings no other digit is followed by . e or E).
-const tokenRe = /"(?:[^"\\]|\\.)*"|\d[.eE]|[{}[\]:]/g;
+// Brackets need no counting: a colon belongs to the innermost object around
+// it, and an array holds none of its own.
+const tokenRe = /"(?:[^"\\]|\\.)*"|\d[.eE]|[{}:]/g;
 
 /**
  * Calls field once per member of the one JSON object b holds, in order;
@@ -35,11 +37,12 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   if (typeof o !== 'object' || !o || Array.isArray(o)) throw new Error('not an object');
   const seen = new Set<string>();
   let integral = true;
+  // Objects open around the token: a colon at 1 is the outermost object's.
   let depth = 0;
   let last = '';
   for (const [t] of text.matchAll(tokenRe)) {
-    if (t === '{' || t === '[') depth++;
-    else if (t === '}' || t === ']') depth--;
+    if (t === '{') depth++;
+    else if (t === '}') depth--;
     // Every string, decoded: an escaped surrogate that pairs with none names no
     // character; JSON.parse keeps it where Go's encoding/json reads U+FFFD, so
     // both runtimes refuse it, wherever it stands.
