@@ -34,7 +34,7 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   } catch {
     throw new Error('not JSON');
   }
-  if (typeof o !== 'object' || !o || Array.isArray(o)) throw new Error('not an object');
+  if (!(o instanceof Object) || Array.isArray(o)) throw new Error('not an object');
   const seen = new Set<string>();
   let integral = true;
   // Objects open around the token: a colon at 1 is the outermost object's.
