@@ -59,8 +59,8 @@ export function maxDatagramPayload(transportMax: number): number {
 
 /** Whether seq is newer than last (§7.3): circular over u32, a difference above 0x7FFFFFFF is wrap, not progress. */
 export function seqNewer(seq: number, last: number): boolean {
-  const d = (seq - last) >>> 0;
-  return d !== 0 && d <= 0x7fffffff;
+  // The difference as a signed 32-bit number: positive from 1 to 0x7FFFFFFF ahead.
+  return ((seq - last) | 0) > 0;
 }
 
 /** The sequence after seq (§7.3): from 1, wrapping from 0xFFFFFFFF to 1, never 0. nextSeq(0) is 1. */
