@@ -82,7 +82,7 @@ class WebTransportConn implements Conn {
     );
   }
 
-  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
+  readonly openCall = (): Promise<CallStream> => this.#op('opening call', this.#t.createBidirectionalStream().then((bidi) => this.#bidi(bidi)));
 
   // After the session's end the browser has closed (or errored) the
   // incoming streams and the datagrams, so a read gives done or fails.
@@ -93,16 +93,19 @@ class WebTransportConn implements Conn {
     );
 
   openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
+    return this.#op('opening emit stream', this.#t.createUnidirectionalStream().then((s) => this.#stream(s.getWriter())));
   }
 
   acceptEmit(): Promise<ReceiveStream> {
-    return this.#op("accepting emit stream", async () => {
-      // The peer opens exactly one (§3.1); any other waits unread.
-      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
-      if (next.done) throw new Error('no stream');
-      return this.#stream(undefined, next.value.getReader());
-    });
+    // The peer opens exactly one (§3.1); any other waits unread. Read once,
+    // the incoming streams are never locked when the reader is taken.
+    return this.#op(
+      'accepting emit stream',
+      (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read().then((next) => {
+        if (next.done) throw new Error('no stream');
+        return this.#stream(undefined, next.value.getReader());
+      }),
+    );
   }
 
   sendDatagram(queue: DatagramQueue): void {
@@ -148,15 +151,15 @@ class WebTransportConn implements Conn {
   }
 
   /**
-   * Runs a session operation (opening or accepting a stream); its failure
-   * is the session's end, once closed says so within CloseWaitMs, else
+   * Awaits a session operation (opening or accepting a stream, a promise
+   * the browser rejects, never throws for); its failure is the session's end, once closed says so within CloseWaitMs, else
    * WT_SESSION_CLOSED naming what failed. Once the session ended, the
    * browser's session opens no stream and its incoming streams ended (one
    * still queued fails its reads), and closed has said so already.
    */
-  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
+  async #op<T>(what: string, op: Promise<T>): Promise<T> {
     try {
-      return await op();
+      return await op;
     } catch (err) {
       if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
       throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
