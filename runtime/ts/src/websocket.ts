@@ -251,7 +251,7 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
         throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
       }
       const where = describeUrl(url);
-      if (!where || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+      if (where?.scheme !== 'ws:' && where?.scheme !== 'wss:') {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
       }
       if (ctx.signal.aborted) throw abandoned();

@@ -266,7 +266,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
       }
       const where = describeUrl(url);
-      if (!where || where.scheme !== 'https:') {
+      if (where?.scheme !== 'https:') {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
       }
       if (ctx.signal.aborted) throw abandoned();
