@@ -32,12 +32,16 @@ export function abandoned(): TransportError {
   return new TransportError('WT_SESSION_CLOSED', 'client closed while connecting');
 }
 
-/** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
+/**
+ * A URL as errors may print it: scheme, host and path, never the query
+ * (§4.3). The origin is the URL's own, scheme://host[:port] for https:,
+ * ws: and wss: (Chromium, Firefox and Node alike; "null" for a scheme
+ * without one).
+ */
 export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
   try {
     const u = new URL(url);
-    const origin = u.protocol + '//' + u.host;
-    return { scheme: u.protocol, origin, text: origin + u.pathname };
+    return { scheme: u.protocol, origin: u.origin, text: u.origin + u.pathname };
   } catch {
     // Not a URL: undefined.
   }
