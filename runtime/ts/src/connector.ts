@@ -84,7 +84,6 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
  * gives what p resolved with, or what other resolved with if it came
  * first, or false once ms passed.
  */
-export async function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
-  const first = await outcomeWithin(clock, ms, Promise.race([p, other]));
-  return first !== 'timeout' && (first as object | T);
+export function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
+  return outcomeWithin(clock, ms, Promise.race([p, other])).then((first) => first !== 'timeout' && (first as object | T));
 }
