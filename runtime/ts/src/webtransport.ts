@@ -28,13 +28,14 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 
 /**
  * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
- * with its §10.1 code. Undefined for an error without one: the session
- * ending, or Firefox, which reports a reset as a TypeError with no code.
+ * with its §10.1 code. Null or undefined for an error without one: the
+ * session ending, or Firefox, which reports a reset as a TypeError with no
+ * code.
  */
-function streamErrorCode(err: unknown): number | undefined {
-  type StreamError = { source?: unknown; streamErrorCode?: unknown } | null | undefined;
-  const code = (err as StreamError)?.streamErrorCode;
-  return typeof code === 'number' && (err as StreamError)!.source !== 'session' ? code : undefined;
+function streamErrorCode(err: unknown): number | null | undefined {
+  // A WebTransportError's streamErrorCode is a number or null; other errors have none.
+  const e = err as { source?: unknown; streamErrorCode?: number | null } | null | undefined;
+  return e?.source !== 'session' ? e?.streamErrorCode : undefined;
 }
 
 /**
