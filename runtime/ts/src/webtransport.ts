@@ -221,18 +221,18 @@ class WebTransportConn implements Conn {
         reset ??= new StreamResetError(code, false);
         w!.abort(resetReason(code)).catch(() => {});
       },
-      read: async () => {
-        let next;
-        try {
-          next = await r!.read();
-        } catch (err) {
-          throw stopped ?? (await this.#failure(err, peerStopped));
-        }
-        // After this side's stop, whose cancel closed the stream, a read
-        // ends done, which is no FIN (or fails, on a stream that failed first).
-        if (stopped) throw stopped;
-        return next.done ? null : next.value;
-      },
+      read: () =>
+        r!.read().then(
+          (next) => {
+            // After this side's stop, whose cancel closed the stream, a read
+            // ends done, which is no FIN (or fails, on a stream that failed first).
+            if (stopped) throw stopped;
+            return next.done ? null : next.value;
+          },
+          async (err) => {
+            throw stopped ?? (await this.#failure(err, peerStopped));
+          },
+        ),
       stop(code) {
         stopped ??= new StreamResetError(code, false);
         r!.cancel(resetReason(code)).catch(() => {});
