@@ -158,13 +158,11 @@ class WebTransportConn implements Conn {
    * browser's session opens no stream and its incoming streams ended (one
    * still queued fails its reads), and closed has said so already.
    */
-  async #op<T>(what: string, op: Promise<T>): Promise<T> {
-    try {
-      return await op;
-    } catch (err) {
+  #op<T>(what: string, op: Promise<T>): Promise<T> {
+    return op.catch(async (err) => {
       if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
       throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
-    }
+    });
   }
 
   /**
