@@ -171,10 +171,11 @@ class WebSocketConn implements Conn {
   }
 
   /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
-  async read(): Promise<Uint8Array | null> {
-    const next = await this.#reader.read();
-    if (next.done) throw endedError(this.#info!);
-    return next.value;
+  read(): Promise<Uint8Array | null> {
+    return this.#reader.read().then((next) => {
+      if (next.done) throw endedError(this.#info!);
+      return next.value;
+    });
   }
 
   /**
