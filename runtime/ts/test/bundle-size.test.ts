@@ -177,11 +177,19 @@ const BundleTargetBytes = 10_240;
  * promise with one failure handler per stream (−6 B); smaller steps
  * (−11 B): 10,841 B alone (with a WebTransport close info read without
  * its `?? 0` and `?? ''`, −3 B, which the merge took back: it leant on
- * every browser filling the dictionary's defaults). Together: 10,835 B. The
+ * every browser filling the dictionary's defaults). Together: 10,835 B. Then
+ * the connectors and the client a fourth time (tssizeG1): describeUrl
+ * reading the URL's own origin, the same scheme://host[:port] for https:,
+ * ws: and wss: in Chromium, Firefox and Node (−14 B), a WebTransport
+ * session operation, a stream's read and #op, and the WebSocket read as
+ * the promise's then or catch, not async functions (−18 B), the WebSocket
+ * message handled in its onmessage handler (−4 B), streamErrorCode and
+ * maxDatagramSize giving what the browser reports without checking its
+ * type (−6 B), and smaller steps (−3 B): 10,791 B. The
  * 10,240 B target is not yet met. This budget only goes down: lower it
  * whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = 10_835;
+const BundleBudgetBytes = 10_791;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
