@@ -32,12 +32,16 @@ export function abandoned(): TransportError {
   return new TransportError('WT_SESSION_CLOSED', 'client closed while connecting');
 }
 
-/** A URL as errors may print it: scheme, host and path, never the query (§4.3). */
+/**
+ * A URL as errors may print it: scheme, host and path, never the query
+ * (§4.3). The origin is the URL's own, scheme://host[:port] for https:,
+ * ws: and wss: (Chromium, Firefox and Node alike; "null" for a scheme
+ * without one).
+ */
 export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
   try {
     const u = new URL(url);
-    const origin = u.protocol + '//' + u.host;
-    return { scheme: u.protocol, origin, text: origin + u.pathname };
+    return { scheme: u.protocol, origin: u.origin, text: u.origin + u.pathname };
   } catch {
     // Not a URL: undefined.
   }
@@ -80,7 +84,6 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
  * gives what p resolved with, or what other resolved with if it came
  * first, or false once ms passed.
  */
-export async function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
-  const first = await outcomeWithin(clock, ms, Promise.race([p, other]));
-  return first !== 'timeout' && (first as object | T);
+export function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
+  return outcomeWithin(clock, ms, Promise.race([p, other])).then((first) => first !== 'timeout' && (first as object | T));
 }

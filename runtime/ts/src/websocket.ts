@@ -92,7 +92,21 @@ class WebSocketConn implements Conn {
       this.#lastSent = this.#lastRecv = this.#clock.now();
       this.#live();
     };
-    sock.onmessage = (ev) => this.#onMessage(ev.data);
+    sock.onmessage = ({ data }) => {
+      if (this.#info) return;
+      this.#lastRecv = this.#clock.now();
+      // A text message is a string; with binaryType 'arraybuffer' the browser's,
+      // Node's and `ws`'s sockets give every binary message as an ArrayBuffer.
+      if (typeof data === 'string') return this.close(CloseProtocolError, 'text message, not binary');
+      const bytes = new Uint8Array(data as ArrayBuffer);
+      if (bytes.length > MaxMessageSize) return this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
+      // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
+      if (!bytes.length) return;
+      this.#in.enqueue(bytes);
+      if ((this.#in.desiredSize as number) < 0) {
+        this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
+      }
+    };
     // The peer's close (remote), or the socket's own end (lost): a WebSocket
     // close code outside the §3.3 table (1006 lost, 1001 going away) is no
     // session code, and the session ended with none (§11). One while
@@ -157,10 +171,11 @@ class WebSocketConn implements Conn {
   }
 
   /** The socket as the peer's emit stream: the bytes of its binary messages, in order. */
-  async read(): Promise<Uint8Array | null> {
-    const next = await this.#reader.read();
-    if (next.done) throw endedError(this.#info!);
-    return next.value;
+  read(): Promise<Uint8Array | null> {
+    return this.#reader.read().then((next) => {
+      if (next.done) throw endedError(this.#info!);
+      return next.value;
+    });
   }
 
   /**
@@ -195,22 +210,6 @@ class WebSocketConn implements Conn {
     else this.#in.error(endedError(info));
     this.#resolveClosed(info);
     return true;
-  }
-
-  #onMessage(data: unknown): void {
-    if (this.#info) return;
-    this.#lastRecv = this.#clock.now();
-    // A text message is a string; with binaryType 'arraybuffer' the browser's,
-    // Node's and `ws`'s sockets give every binary message as an ArrayBuffer.
-    if (typeof data === 'string') return this.close(CloseProtocolError, 'text message, not binary');
-    const bytes = new Uint8Array(data as ArrayBuffer);
-    if (bytes.length > MaxMessageSize) return this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
-    // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
-    if (!bytes.length) return;
-    this.#in.enqueue(bytes);
-    if ((this.#in.desiredSize as number) < 0) {
-      this.close(ClosePeerTooSlow, `over ${MaxUnreadBytes} bytes unread`);
-    }
   }
 
   // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
@@ -251,7 +250,7 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
         throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
       }
       const where = describeUrl(url);
-      if (!where || (where.scheme !== 'ws:' && where.scheme !== 'wss:')) {
+      if (where?.scheme !== 'ws:' && where?.scheme !== 'wss:') {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
       }
       if (ctx.signal.aborted) throw abandoned();

@@ -28,13 +28,14 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 
 /**
  * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
- * with its §10.1 code. Undefined for an error without one: the session
- * ending, or Firefox, which reports a reset as a TypeError with no code.
+ * with its §10.1 code. Null or undefined for an error without one: the
+ * session ending, or Firefox, which reports a reset as a TypeError with no
+ * code.
  */
-function streamErrorCode(err: unknown): number | undefined {
-  type StreamError = { source?: unknown; streamErrorCode?: unknown } | null | undefined;
-  const code = (err as StreamError)?.streamErrorCode;
-  return typeof code === 'number' && (err as StreamError)!.source !== 'session' ? code : undefined;
+function streamErrorCode(err: unknown): number | null | undefined {
+  // A WebTransportError's streamErrorCode is a number or null; other errors have none.
+  const e = err as { source?: unknown; streamErrorCode?: number | null } | null | undefined;
+  return e?.source !== 'session' ? e?.streamErrorCode : undefined;
 }
 
 /**
@@ -82,7 +83,7 @@ class WebTransportConn implements Conn {
     );
   }
 
-  readonly openCall = (): Promise<CallStream> => this.#op('opening call', async () => this.#bidi(await this.#t.createBidirectionalStream()));
+  readonly openCall = (): Promise<CallStream> => this.#op('opening call', this.#t.createBidirectionalStream().then((bidi) => this.#bidi(bidi)));
 
   // After the session's end the browser has closed (or errored) the
   // incoming streams and the datagrams, so a read gives done or fails.
@@ -93,16 +94,19 @@ class WebTransportConn implements Conn {
     );
 
   openEmit(): Promise<SendStream> {
-    return this.#op('opening emit stream', async () => this.#stream((await this.#t.createUnidirectionalStream()).getWriter()));
+    return this.#op('opening emit stream', this.#t.createUnidirectionalStream().then((s) => this.#stream(s.getWriter())));
   }
 
   acceptEmit(): Promise<ReceiveStream> {
-    return this.#op("accepting emit stream", async () => {
-      // The peer opens exactly one (§3.1); any other waits unread.
-      const next = await (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read();
-      if (next.done) throw new Error('no stream');
-      return this.#stream(undefined, next.value.getReader());
-    });
+    // The peer opens exactly one (§3.1); any other waits unread. Read once,
+    // the incoming streams are never locked when the reader is taken.
+    return this.#op(
+      'accepting emit stream',
+      (this.#t.incomingUnidirectionalStreams.getReader() as ReadableStreamDefaultReader<ReadableStream<Uint8Array>>).read().then((next) => {
+        if (next.done) throw new Error('no stream');
+        return this.#stream(undefined, next.value.getReader());
+      }),
+    );
   }
 
   sendDatagram(queue: DatagramQueue): void {
@@ -127,9 +131,9 @@ class WebTransportConn implements Conn {
     );
 
   maxDatagramSize(): number {
-    // A browser that reports none leaves it undefined; the engine reads
-    // anything but a positive size as none (§7.4).
-    return this.#t.datagrams.maxDatagramSize || 0;
+    // A browser that reports none leaves it undefined, given as is: the
+    // engine reads anything but a positive size as none (§7.4), 0 alike.
+    return this.#t.datagrams.maxDatagramSize;
   }
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
@@ -148,19 +152,17 @@ class WebTransportConn implements Conn {
   }
 
   /**
-   * Runs a session operation (opening or accepting a stream); its failure
-   * is the session's end, once closed says so within CloseWaitMs, else
+   * Awaits a session operation (opening or accepting a stream, a promise
+   * the browser rejects, never throws for); its failure is the session's end, once closed says so within CloseWaitMs, else
    * WT_SESSION_CLOSED naming what failed. Once the session ended, the
    * browser's session opens no stream and its incoming streams ended (one
    * still queued fails its reads), and closed has said so already.
    */
-  async #op<T>(what: string, op: () => Promise<T>): Promise<T> {
-    try {
-      return await op();
-    } catch (err) {
+  #op<T>(what: string, op: Promise<T>): Promise<T> {
+    return op.catch(async (err) => {
       if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
       throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
-    }
+    });
   }
 
   /**
@@ -217,18 +219,18 @@ class WebTransportConn implements Conn {
         reset ??= new StreamResetError(code, false);
         w!.abort(resetReason(code)).catch(() => {});
       },
-      read: async () => {
-        let next;
-        try {
-          next = await r!.read();
-        } catch (err) {
-          throw stopped ?? (await this.#failure(err, peerStopped));
-        }
-        // After this side's stop, whose cancel closed the stream, a read
-        // ends done, which is no FIN (or fails, on a stream that failed first).
-        if (stopped) throw stopped;
-        return next.done ? null : next.value;
-      },
+      read: () =>
+        r!.read().then(
+          (next) => {
+            // After this side's stop, whose cancel closed the stream, a read
+            // ends done, which is no FIN (or fails, on a stream that failed first).
+            if (stopped) throw stopped;
+            return next.done ? null : next.value;
+          },
+          async (err) => {
+            throw stopped ?? (await this.#failure(err, peerStopped));
+          },
+        ),
       stop(code) {
         stopped ??= new StreamResetError(code, false);
         r!.cancel(resetReason(code)).catch(() => {});
@@ -263,7 +265,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
         throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
       }
       const where = describeUrl(url);
-      if (!where || where.scheme !== 'https:') {
+      if (where?.scheme !== 'https:') {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
       }
       if (ctx.signal.aborted) throw abandoned();
