@@ -87,7 +87,7 @@ export interface Conn {
   readonly sendDatagram?: (queue: DatagramQueue) => void;
   /** The next datagram received, or null once the session ended. Absent where sendDatagram is. */
   readonly receiveDatagram?: () => Promise<Uint8Array | null>;
-  /** The transport's current maximum datagram size, or 0 when it reports none (§7.4: the engine then assumes 1024; it reads anything but a positive size so, undefined too). */
+  /** The transport's current maximum datagram size, or 0 when it reports none (§7.4: the engine then assumes 1024). */
   maxDatagramSize(): number;
   /**
    * Ends the session with a §10.2 code and a reason (cut to 1024 bytes, or to

@@ -131,9 +131,9 @@ class WebTransportConn implements Conn {
     );
 
   maxDatagramSize(): number {
-    // A browser that reports none leaves it undefined, given as is: the
-    // engine reads anything but a positive size as none (§7.4), 0 alike.
-    return this.#t.datagrams.maxDatagramSize;
+    // A browser that reports none leaves it undefined; the engine reads
+    // anything but a positive size as none (§7.4).
+    return this.#t.datagrams.maxDatagramSize || 0;
   }
 
   /** Ends the session with a §10.2 code and the reason cut to 1024 bytes; the first close wins. */
