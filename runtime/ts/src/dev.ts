@@ -4,7 +4,7 @@
 // /.well-known/transport-io-dev, and connectDev pins it, so a page needs no
 // hash pasted in. Mirrors the Go runtime's devcert manifest and listener.
 
-import { abandoned, describeUrl } from './connector.js';
+import { abandoned } from './connector.js';
 import { TransportError } from './errors.js';
 import type { ConnectContext, Connector, Opened } from './transport.js';
 import { connectWebTransport } from './webtransport.js';
@@ -69,7 +69,8 @@ async function openDev(baseUrl: string, options: DevOptions, ctx: ConnectContext
   const m = await fetchManifest(`${base.protocol}//${base.host}`, ctx);
   const session = new URL(m.url);
   if (session.protocol !== 'https:' || !isLoopbackHost(session.hostname)) {
-    throw new TransportError('WT_DEV_ONLY', `the development manifest names a session URL off loopback (${describeUrl(m.url)?.text ?? 'unparsable'})`);
+    // Scheme, host and path of any scheme (describeUrl names special schemes only), never the query.
+    throw new TransportError('WT_DEV_ONLY', `the development manifest names a session URL off loopback (${session.protocol}//${session.host}${session.pathname})`);
   }
   const now = (options.now ?? Date.now)();
   if (m.expiresAtMs <= now) {

@@ -198,11 +198,11 @@ const BundleTargetBytes = 10_240;
  * a WebTransportError's code as the browser types it (−3 B), and smaller
  * steps (−3 B): 10,794 B alone (with maxDatagramSize given as the browser
  * reports it, −3 B, which the merge took back: the Conn's method is typed
- * to return a number). Together: TOTAL B. The 10,240 B target is not yet
+ * to return a number). Together: 10,702 B. The 10,240 B target is not yet
  * met. This budget only goes down: lower it whenever the bundle shrinks,
  * until it is the target.
  */
-const BundleBudgetBytes = BUDGET;
+const BundleBudgetBytes = 10_702;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

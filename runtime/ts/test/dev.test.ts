@@ -86,6 +86,22 @@ test('§10.3 a manifest naming a session off loopback is WT_DEV_ONLY', async (t)
   assert.equal(await codeOf(connectDev('https://127.0.0.1:4433', { now: () => now }).open(context(new ManualClock()))), 'WT_DEV_ONLY');
 });
 
+test('§10.3 a manifest naming a session of another scheme is WT_DEV_ONLY, named by scheme, host and path, never its query', async (t) => {
+  for (const url of ['foo://127.0.0.1:4433/conformance?token=secret', 'http://127.0.0.1:4433/conformance?token=secret']) {
+    serve(t, () => json({ ...manifest, url }));
+    const err = await connectDev('https://127.0.0.1:4433', { now: () => now })
+      .open(context(new ManualClock()))
+      .then(
+        () => assert.fail('resolved'),
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof TransportError, String(err));
+    assert.equal(err.code, 'WT_DEV_ONLY');
+    assert.match(err.message, new RegExp(`\\(${url.split('://')[0]}://127\\.0\\.0\\.1:4433/conformance\\)`), err.message);
+    assert.doesNotMatch(err.message, /secret/);
+  }
+});
+
 test('§10.3 the server refusing a peer off loopback (403) is WT_DEV_ONLY', async (t) => {
   serve(t, () => Promise.resolve(new Response('WT_DEV_ONLY', { status: 403 })));
   assert.equal(await codeOf(connectDev('https://127.0.0.1:4433').open(context(new ManualClock()))), 'WT_DEV_ONLY');
