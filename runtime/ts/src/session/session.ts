@@ -19,7 +19,7 @@ import {
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
 import { closeError, closedBy, describeError, outcomeWithin, settlesWithin } from '../connector.js';
-import type { CallStream, Clock, Conn } from '../transport.js';
+import type { CallStream, Clock, Conn, ReceiveStream } from '../transport.js';
 import {
   checkFrame,
   CodecBytes,
@@ -422,7 +422,7 @@ export class Session {
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let f; (f = await nextFrame(dec, () => rs.read())); ) {
+      for (let f; (f = await nextFrame(dec, rs)); ) {
         if (this.endError) return;
         const t = f.type;
         // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
@@ -651,7 +651,7 @@ export class Session {
       // Each frame read through op; a malformed one abandons the stream and
       // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
       // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, () => op(() => st!.read())).catch((e: unknown) => { throw failed(e); })); ) {
+      for (let f, consumed = 0; (f = await nextFrame(dec, { read: () => op(() => st!.read()) }).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
@@ -717,7 +717,7 @@ export class Session {
     try {
       // A read the deadline cut short fails once the stream is stopped
       // below, which the race has handled.
-      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), () => st.read()));
+      const got = await outcomeWithin(this.#clock, RequestTimeout, nextFrame(new FrameDecoder(), st));
       if (got === 'timeout') throw new TransportError('WT_ABORTED', `no whole request in ${RequestTimeout} ms`);
       if (!(f = got as Frame | null)) return abandon(st); // the stream ended before its first frame
       if (f.type !== FrameCallRequest) throw protocolError(`call opened by ${frameTypeName(f.type)}`);
@@ -745,13 +745,13 @@ export class Session {
 }
 
 /**
- * The next frame of a stream, reading chunks through read as needed; null
+ * The next frame of a stream, reading chunks from rs as needed; null
  * once the stream ended (dec.empty tells whether between frames).
  */
-async function nextFrame(dec: FrameDecoder, read: () => Promise<Uint8Array | null>): Promise<Frame | null> {
+async function nextFrame(dec: FrameDecoder, rs: Pick<ReceiveStream, 'read'>): Promise<Frame | null> {
   let f;
   while (!(f = dec.next())) {
-    const chunk = await read();
+    const chunk = await rs.read();
     if (!chunk) return null;
     dec.push(chunk);
   }
