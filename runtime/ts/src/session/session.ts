@@ -371,7 +371,7 @@ export class Session {
         for (let j = 0; j < q.length; j += 4) {
           const p = q[j + 3] as string | Uint8Array;
           // The most this frame can take: at most 3 bytes per UTF-16 unit.
-          const most = HeaderLen + (typeof p === 'string' ? 3 * p.length : p.length);
+          const most = HeaderLen + (typeof p === 'string' ? 3 : 1) * p.length;
           if (off && off + most > emitFlushAt) {
             await st.write(batch.slice(0, off));
             off = 0;
