@@ -588,11 +588,10 @@ export class Session {
     // abandons its stream: what the signal's and the end's listeners do, and
     // what op does at once when either came before.
     const halt = (): TransportError => {
-      const reason: unknown = signal?.reason;
       return fail(
         signal?.aborted
-          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${reason instanceof Error ? `: ${reason.message}` : ''}`, {
-              cause: reason,
+          ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${signal.reason instanceof Error ? `: ${signal.reason.message}` : ''}`, {
+              cause: signal.reason,
               remedy: 'Nothing to do.',
             })
           : closedBy(this.endError!),
