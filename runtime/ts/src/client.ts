@@ -129,10 +129,9 @@ export class Client {
       run.abort();
       run.settle(undefined, new TransportError('WT_SESSION_CLOSED', 'client closed'));
     }
-    const s = this.#session;
-    if (s && !s.endError) {
+    if (this.#session && !this.#session.endError) {
       this.#update({ status: 'closing' });
-      s.close(n, reason);
+      this.#session.close(n, reason);
     }
     // The run's loop ends after its session did.
     await run.done;
