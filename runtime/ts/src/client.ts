@@ -209,8 +209,7 @@ export class Client {
   // ---- internals ------------------------------------------------------
 
   #current(): Session {
-    const s = this.#session;
-    if (s && !s.endError) return s;
+    if (this.#session && !this.#session.endError) return this.#session;
     throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
