@@ -216,8 +216,7 @@ export class Client {
   /** The session a call runs on: the current one, or the next one while connecting. */
   async #ready(signal: AbortSignal | undefined): Promise<Session> {
     const run = this.#run;
-    const s = this.#session;
-    return !run || run.stopped || (s && !s.endError) ? this.#current() : run.next(signal);
+    return !run || run.stopped || (this.#session && !this.#session.endError) ? this.#current() : run.next(signal);
   }
 
   #update(patch: Partial<Snapshot>): void {
