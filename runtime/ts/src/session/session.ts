@@ -424,10 +424,9 @@ export class Session {
       const rs = await this.#conn.acceptEmit();
       for (let f; (f = await nextFrame(dec, rs)); ) {
         if (this.endError) return;
-        const t = f.type;
         // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
         if (this.#hsAccepted === undefined) {
-          if (t !== FrameHandshake) throw protocolError(`frame 0 is ${frameTypeName(t)}, not HANDSHAKE`);
+          if (f.type !== FrameHandshake) throw protocolError(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
           // §4.2–§4.4: version first, then the event table (fatal on conflict), then features.
           const h = decodeHandshake(f.payload);
           if (h.v !== ProtocolVersion) {
@@ -437,18 +436,18 @@ export class Session {
           // Version 0 implements no feature token (§4.2): nothing to negotiate.
           this.#hsAccepted = true;
           this.#resolveEstablished();
-        } else if (t === FrameEmit) {
+        } else if (f.type === FrameEmit) {
           this.#receive(f, false);
-        } else if (t === FrameJoin || t === FrameLeave) {
+        } else if (f.type === FrameJoin || f.type === FrameLeave) {
           const room = parseRoom(f.payload);
           // A change only: joining a room held, or leaving one not held, changes nothing.
-          if (t === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) {
+          if (f.type === FrameJoin ? !this.#roomSet.has(room) && this.#roomSet.add(room) : this.#roomSet.delete(room)) {
             this.#onRooms(Object.freeze([...this.#roomSet].sort()));
           }
-        } else if (t === FrameDatagram && this.#ws) {
+        } else if (f.type === FrameDatagram && this.#ws) {
           this.#receiveDatagram(f.payload);
         } else {
-          throw protocolError(`${frameTypeName(t)} on the emit stream`);
+          throw protocolError(`${frameTypeName(f.type)} on the emit stream`);
         }
       }
       // The peer finished its emit stream: its close (or loss) follows.
