@@ -242,12 +242,11 @@ export class Session {
     const readySettled = this.ready.catch(() => {});
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
-      const err = (this.endError = closeError(info));
-      rejectEstablished(err);
+      rejectEstablished((this.endError = closeError(info)));
       this.#q = [];
       this.#wake();
       for (const l of this.#endListeners) l();
-      return err;
+      return this.endError;
     });
     // The session runs from here: the reliability check, then the handshake
     // deadline and the lanes. §2, §7.6: on the WebSocket mapping a contract with an undeclared
