@@ -93,10 +93,10 @@ export function jsonArray(v: unknown, what: string): unknown[] {
   return expect(Array.isArray(v), v, what, 'an array');
 }
 
-/** v (a value JSON.parse gave) as a T when ok; else throws "<what> is <the value>, not <want>". */
+/** v (a value JSON.parse gave, which JSON.stringify writes as a string) as a T when ok; else throws "<what> is <the value>, not <want>". */
 export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
   if (ok) return v as T;
-  const text = Array.isArray(v) ? '[…]' : v instanceof Object ? '{…}' : String(JSON.stringify(v));
+  const text = Array.isArray(v) ? '[…]' : v instanceof Object ? '{…}' : JSON.stringify(v);
   throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 
