@@ -198,11 +198,17 @@ const BundleTargetBytes = 10_240;
  * a WebTransportError's code as the browser types it (−3 B), and smaller
  * steps (−3 B): 10,794 B alone (with maxDatagramSize given as the browser
  * reports it, −3 B, which the merge took back: the Conn's method is typed
- * to return a number). Together: 10,702 B. The 10,240 B target is not yet
+ * to return a number). Together: 10,702 B. Then two passes at once a
+ * fifth time (tssizeH1, tssizeH2). wire/ and the connectors: compareTables
+ * picking its reason in one conditional expression (−3 B), the JSON
+ * reader's expect naming a scalar by JSON.stringify alone, which writes
+ * any value JSON.parse gave as a string (−3 B), and streamErrorCode
+ * reading the error's fields through a cast each, without the local
+ * esbuild kept (−3 B): 10,693 B alone. The 10,240 B target is not yet
  * met. This budget only goes down: lower it whenever the bundle shrinks,
  * until it is the target.
  */
-const BundleBudgetBytes = 10_702;
+const BundleBudgetBytes = 10_693;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
