@@ -78,7 +78,7 @@ export function readObject<T>(b: Uint8Array, what: string, fields: Record<string
     for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
     if (strict && !integral) throw new Error('a number not an integer');
   } catch (e) {
-    throw protocolError(`${what}: ${(e as Error).message}`);
+    throw protocolError(what + ': ' + (e as Error).message);
   }
   return out as T;
 }
