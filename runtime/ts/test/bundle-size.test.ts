@@ -204,11 +204,13 @@ const BundleTargetBytes = 10_240;
  * reader's expect naming a scalar by JSON.stringify alone, which writes
  * any value JSON.parse gave as a string (−3 B), and streamErrorCode
  * reading the error's fields through a cast each, without the local
- * esbuild kept (−3 B): 10,693 B alone. The 10,240 B target is not yet
- * met. This budget only goes down: lower it whenever the bundle shrinks,
- * until it is the target.
+ * esbuild kept (−3 B), and three faults joined by concatenation, not a
+ * template (readObject's, closeError's WT_CLOSE_<n>, the WebSocket's
+ * close code while connecting: −6 B): 10,687 B alone. The 10,240 B target
+ * is not yet met. This budget only goes down: lower it whenever the bundle
+ * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 10_693;
+const BundleBudgetBytes = 10_687;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
