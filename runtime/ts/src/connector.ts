@@ -17,7 +17,7 @@ export function closeError(info: CloseInfo): TransportError {
   if (info.lost) return new TransportError('WT_NO_ERROR', 'the connection was lost', { remedy: 'Reconnect.' });
   if (info.code === CloseUnauthorized && info.remote) return new RefusedError(info.reason);
   return new TransportError(
-    sessionCodeName(info.code) ?? `WT_CLOSE_${info.code}`,
+    sessionCodeName(info.code) ?? (('WT_CLOSE_' + info.code) as `WT_${string}`),
     `session closed by ${info.remote ? 'the peer' : 'this side'}` + (info.reason && ': ' + info.reason),
   );
 }

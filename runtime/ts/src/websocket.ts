@@ -112,7 +112,7 @@ class WebSocketConn implements Conn {
     // session code, and the session ended with none (§11). One while
     // connecting fails the opening, and ends a Conn the connector drops.
     sock.onclose = (ev) => {
-      this.opening(`close code ${ev.code}`);
+      this.opening('close code ' + ev.code);
       const code = sessionCodeFromWebSocket(ev.code);
       this.#end(code === undefined ? lost : { code, reason: ev.reason, remote: true, lost: false });
     };

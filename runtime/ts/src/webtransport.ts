@@ -26,6 +26,9 @@ export interface WebTransportOptions {
 // lib.dom's WebTransportOptions, writable.
 type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptions]: globalThis.WebTransportOptions[K] };
 
+/** What streamErrorCode reads of an error: a WebTransportError's fields (or none). */
+type StreamError = { source?: unknown; streamErrorCode?: number | null } | null | undefined;
+
 /**
  * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
  * with its §10.1 code. Null or undefined for an error without one: the
@@ -34,8 +37,7 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
  */
 function streamErrorCode(err: unknown): number | null | undefined {
   // A WebTransportError's streamErrorCode is a number or null; other errors have none.
-  const e = err as { source?: unknown; streamErrorCode?: number | null } | null | undefined;
-  return e?.source !== 'session' ? e?.streamErrorCode : undefined;
+  return (err as StreamError)?.source !== 'session' ? (err as StreamError)?.streamErrorCode : undefined;
 }
 
 /**

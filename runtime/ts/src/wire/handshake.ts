@@ -116,16 +116,16 @@ export function compareTables(local: readonly EventEntry[], peer: readonly Event
   const peers = new Map<string | number, EventEntry>();
   for (const p of peer) peers.set(p.name, p).set(p.id, p);
   for (const l of sortedByName(local)) {
-    let reason = '';
     const p = peers.get(l.name);
     const q = peers.get(l.id);
-    if (p && p.lane !== l.lane) {
-      reason = `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`;
-    } else if (p && p.id !== l.id) {
-      reason = `event '${l.name}' has id ${l.id} here and ${p.id} at the peer`;
-    } else if (q && q.name !== l.name) {
-      reason = `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`;
-    }
+    const reason =
+      p && p.lane !== l.lane
+        ? `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`
+        : p && p.id !== l.id
+          ? `event '${l.name}' has id ${l.id} here and ${p.id} at the peer`
+          : q && q.name !== l.name
+            ? `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`
+            : '';
     if (reason) throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
   }
 }

@@ -78,7 +78,7 @@ export function readObject<T>(b: Uint8Array, what: string, fields: Record<string
     for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
     if (strict && !integral) throw new Error('a number not an integer');
   } catch (e) {
-    throw protocolError(`${what}: ${(e as Error).message}`);
+    throw protocolError(what + ': ' + (e as Error).message);
   }
   return out as T;
 }
@@ -93,10 +93,10 @@ export function jsonArray(v: unknown, what: string): unknown[] {
   return expect(Array.isArray(v), v, what, 'an array');
 }
 
-/** v (a value JSON.parse gave) as a T when ok; else throws "<what> is <the value>, not <want>". */
+/** v (a value JSON.parse gave, which JSON.stringify writes as a string) as a T when ok; else throws "<what> is <the value>, not <want>". */
 export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
   if (ok) return v as T;
-  const text = Array.isArray(v) ? '[…]' : v instanceof Object ? '{…}' : String(JSON.stringify(v));
+  const text = Array.isArray(v) ? '[…]' : v instanceof Object ? '{…}' : JSON.stringify(v);
   throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
 }
 
