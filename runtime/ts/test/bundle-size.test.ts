@@ -214,10 +214,10 @@ const BundleTargetBytes = 10_240;
  * without the local esbuild kept (−3 B), and three faults joined by
  * concatenation, not a template (readObject's, closeError's WT_CLOSE_<n>,
  * the WebSocket's close code while connecting: −6 B): 10,687 B alone.
- * Together: TOTAL B. The 10,240 B target is not yet met. This budget only
+ * Together: 10,664 B. The 10,240 B target is not yet met. This budget only
  * goes down: lower it whenever the bundle shrinks, until it is the target.
  */
-const BundleBudgetBytes = BUDGET;
+const BundleBudgetBytes = 10_664;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

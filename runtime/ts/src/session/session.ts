@@ -645,10 +645,12 @@ export class Session {
       // of either fails the call.
       Promise.all([st.write(req), fin && st.close()]).catch(failedAsync);
       const dec = new FrameDecoder();
-      // Each frame read through op; a malformed one abandons the stream and
-      // rejects WT_PROTOCOL_ERROR (§5.1). A failed read settled the call
-      // already: failed gives that failure.
-      for (let f, consumed = 0; (f = await nextFrame(dec, { read: () => op(() => st!.read()) }).catch((e: unknown) => { throw failed(e); })); ) {
+      // Each chunk read through op (one reader for the call, not one per
+      // frame); a malformed frame abandons the stream and rejects
+      // WT_PROTOCOL_ERROR (§5.1). A failed read settled the call already:
+      // failed gives that failure.
+      const chunks = { read: () => op(() => st!.read()) };
+      for (let f, consumed = 0; (f = await nextFrame(dec, chunks).catch((e: unknown) => { throw failed(e); })); ) {
         if (f.type === FrameCallError) {
           // The responder's error (§6.4), thrown after the responses before
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
