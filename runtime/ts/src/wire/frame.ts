@@ -202,11 +202,11 @@ export class FrameDecoder {
       checkFrame(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       this.#n = length + 4;
     }
-    const n = this.#n;
-    if (held < n) return undefined;
-    this.#start += n;
+    if (held < this.#n) return undefined;
+    this.#start += this.#n;
     this.#n = 0;
-    return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, at + n) };
+    // The frame ends where the next one starts.
+    return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, this.#start) };
   }
 
   /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
