@@ -115,8 +115,7 @@ export function compileContract(c: Contract): CompiledContract {
     if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane');
     const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
-    const isEmit = e.shape === 'emit';
-    if (isEmit) {
+    if (e.shape === 'emit') {
       if (e.result !== undefined) fail('is emit with a result');
     } else if (e.shape === 'returns' || e.shape === 'yields') {
       if (e.lane !== 'reliable') fail('is an unreliable call');
@@ -137,8 +136,8 @@ export function compileContract(c: Contract): CompiledContract {
       spec: e,
       payloadCodec,
       resultCodec,
-      sentByClient: !isEmit || e.from !== 'server',
-      sentByServer: isEmit && e.from !== 'client',
+      sentByClient: e.shape !== 'emit' || e.from !== 'server',
+      sentByServer: e.shape === 'emit' && e.from !== 'client',
     };
     byId.set(e.id, ev);
     byName.set(e.name, ev);
