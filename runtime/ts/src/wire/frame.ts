@@ -197,7 +197,7 @@ export class FrameDecoder {
     if (!this.#n) {
       if (held < 4) return undefined;
       const length = getU32(b, at);
-      if (length < minLength) throw protocolError(`frame length ${length}, under 9`);
+      if (length < minLength) throw protocolError(`frame length ${length}, under ${minLength}`);
       if (held < HeaderLen) return undefined;
       checkFrame(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
       this.#n = length + 4;
