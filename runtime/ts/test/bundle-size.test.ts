@@ -214,10 +214,14 @@ const BundleTargetBytes = 10_240;
  * without the local esbuild kept (−3 B), and three faults joined by
  * concatenation, not a template (readObject's, closeError's WT_CLOSE_<n>,
  * the WebSocket's close code while connecting: −6 B): 10,687 B alone.
- * Together: 10,664 B. The 10,240 B target is not yet met. This budget only
- * goes down: lower it whenever the bundle shrinks, until it is the target.
+ * Together: 10,664 B. Branch tssizeI1, the connectors: outcomeWithin
+ * giving the race's winner through then, not an async function's await
+ * (−2 B), and the reliable-only refusal writing its reason where the close
+ * and the error carry it, not a local (−2 B): 10,660 B. The 10,240 B target
+ * is not yet met. This budget only goes down: lower it whenever the bundle
+ * shrinks, until it is the target.
  */
-const BundleBudgetBytes = 10_664;
+const BundleBudgetBytes = 10_660;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
