@@ -61,10 +61,10 @@ export const never = new Promise<never>(() => {});
  * 'aborted' once signal aborts, whichever comes first. The timer and the
  * listener are gone once it settles.
  */
-export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promise<T>, signal?: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
+export function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promise<T>, signal?: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
   let timer: unknown;
   let onAbort: (() => void) | undefined;
-  const first = await Promise.race([
+  return Promise.race([
     outcome,
     new Promise<'timeout' | 'aborted'>((resolve) => {
       timer = clock.setTimeout(() => resolve('timeout'), ms);
@@ -72,10 +72,11 @@ export async function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promis
       // A signal aborted already fires no more 'abort' (a snapshot listener's close() just before the wait).
       signal?.aborted ? onAbort() : signal?.addEventListener('abort', onAbort);
     }),
-  ]);
-  clock.clearTimeout(timer);
-  signal?.removeEventListener('abort', onAbort!);
-  return first;
+  ]).then((first) => {
+    clock.clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort!);
+    return first;
+  });
 }
 
 /**

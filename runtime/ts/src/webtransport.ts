@@ -328,9 +328,8 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       // §2: a session that would carry the unreliable lane reliably is refused,
       // before the handshake. Chromium leaves reliability undefined.
       if ((transport as { reliability?: string }).reliability === 'reliable-only') {
-        const reason = 'session is reliable-only';
-        transport.close({ closeCode: CloseReliabilityRefused, reason });
-        throw new TransportError('WT_RELIABILITY_REFUSED', reason);
+        transport.close({ closeCode: CloseReliabilityRefused, reason: 'session is reliable-only' });
+        throw new TransportError('WT_RELIABILITY_REFUSED', 'session is reliable-only');
       }
       return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
     },
