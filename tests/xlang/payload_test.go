@@ -63,16 +63,7 @@ func (v payloadVerdict) String() string {
 const payloadsPerType = 1500
 
 func TestSpec5_3_PayloadCodecsAgreeAcrossLanguages(t *testing.T) {
-	seed := uint64(20261207)
-	if s := os.Getenv("TIO_PAYLOAD_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("TIO_PAYLOAD_SEED=%q: %v", s, err)
-		}
-		seed = n
-	}
-	t.Logf("corpus seed %d (set TIO_PAYLOAD_SEED to try another)", seed)
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	r, seed := corpusRand(t, "TIO_PAYLOAD_SEED")
 	var cases []payloadCase
 	var payloads [][]byte
 	for _, name := range slices.Sorted(maps.Keys(generated)) {

@@ -38,16 +38,8 @@ type wireCase struct {
 const casesPerKind = 3000
 
 func TestWireReadersAgreeAcrossLanguages(t *testing.T) {
-	seed := uint64(20261207)
-	if s := os.Getenv("TIO_WIRE_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("TIO_WIRE_SEED=%q: %v", s, err)
-		}
-		seed = n
-	}
-	t.Logf("corpus seed %d (set TIO_WIRE_SEED to try another)", seed)
-	cases := wireCorpus(t, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
+	r, seed := corpusRand(t, "TIO_WIRE_SEED")
+	cases := wireCorpus(t, r)
 
 	theirs := verdictsInNode[string](t, "wire-verdicts.ts", cases)
 	if len(theirs) != len(cases) {
