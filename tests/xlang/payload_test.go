@@ -537,29 +537,26 @@ func (n *jnode) String() string {
 }
 
 func (n *jnode) write(b *strings.Builder) {
-	switch n.kind {
-	case '{':
-		b.WriteByte('{')
-		for i, k := range n.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(k)
-			b.WriteByte(':')
-			n.vals[i].write(b)
-		}
-		b.WriteByte('}')
-	case '[':
-		b.WriteByte('[')
-		for i, v := range n.vals {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			v.write(b)
-		}
-		b.WriteByte(']')
-	default:
+	if n.kind != '{' && n.kind != '[' {
 		b.WriteString(n.raw)
+		return
+	}
+	b.WriteByte(n.kind)
+	for i, v := range n.vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		// An object's members each have their key (quoted JSON) first.
+		if n.kind == '{' {
+			b.WriteString(n.keys[i])
+			b.WriteByte(':')
+		}
+		v.write(b)
+	}
+	if n.kind == '{' {
+		b.WriteByte('}')
+	} else {
+		b.WriteByte(']')
 	}
 }
 
