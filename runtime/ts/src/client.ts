@@ -119,8 +119,10 @@ export class Client {
    * and stops reconnecting. Resolves once the session has ended.
    */
   async close(code: SessionCodeName | number = CloseNoError, reason = ''): Promise<void> {
-    const n = typeof code === 'number' ? code : SessionCode[code];
-    if (n === undefined) throw protocolError(`${String(code)} is no close code`);
+    // A name's own number, else the number given; a name §10.2 lacks, or one
+    // an object inherits ('toString'), is no number.
+    const n: unknown = SessionCode[code as SessionCodeName] ?? code;
+    if (typeof n !== 'number') throw protocolError(`${String(code)} is no close code`);
     const run = this.#run;
     if (!run) return;
     if (!run.stopped) {

@@ -112,8 +112,9 @@ export function resetCodeName(code: number): ResetCodeName | undefined {
  * for WT_ABORTED and WT_TOO_MANY_STREAMS its §10.1 reset byte.
  */
 export function codeNumber(code: string): number | undefined {
-  // WT_NO_ERROR is 0 in both tables.
-  return SessionCode[code as SessionCodeName] ?? ResetCode[code as ResetCodeName];
+  // A known code only (each has a remedy), never a name every object
+  // inherits ('toString'); WT_NO_ERROR is 0 in both tables.
+  return Object.hasOwn(remedies, code) ? (SessionCode[code as SessionCodeName] ?? ResetCode[code as ResetCodeName]) : undefined;
 }
 
 /**

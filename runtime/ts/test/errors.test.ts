@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { RefusedError, StreamResetError, TransportError } from '../src/errors.js';
-import { LocalCodes, MessageCodes, ResetCode, SessionCode, remedy, resetCodeName, sessionCodeName } from '../src/codes.js';
+import { LocalCodes, MessageCodes, ResetCode, SessionCode, codeNumber, remedy, resetCodeName, sessionCodeName } from '../src/codes.js';
 
 test('§10 every code carries its number: §10.2 close codes, §10.1 reset bytes, none for local and per-message codes', () => {
   for (const [name, n] of Object.entries(SessionCode)) {
@@ -21,6 +21,16 @@ test('§10 every code carries its number: §10.2 close codes, §10.1 reset bytes
   assert.equal(sessionCodeName(1999), undefined);
   for (const c of [...LocalCodes, ...MessageCodes]) assert.equal(new TransportError(c, 'm').number, undefined);
   assert.equal(new TransportError('WT_APP_OWN', 'm').remedy, '');
+});
+
+test('§10 codeNumber and remedy know the codes alone, not the names every object inherits', () => {
+  assert.equal(codeNumber('WT_UNAUTHORIZED'), 1007);
+  assert.equal(codeNumber('WT_NO_ERROR'), 0);
+  assert.equal(codeNumber('WT_ABORTED'), 1);
+  for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf', 'WT_APP_OWN']) {
+    assert.equal(codeNumber(name), undefined, name);
+    assert.equal(remedy(name), '', name);
+  }
 });
 
 test('§10 the remedies are the Go runtime’s, word for word', () => {

@@ -224,6 +224,14 @@ test('§10.2 the client closes with any code and reason; the server sees them', 
     const h = await connected();
     const e = await rejection(h.client.close('WT_ABORTED' as never));
     assert.equal(e.code, 'WT_PROTOCOL_ERROR');
+    assert.equal(e.message, 'WT_ABORTED is no close code');
+    // Nor is a name every object inherits: refused, nothing closed.
+    for (const name of ['toString', 'constructor', '__proto__']) {
+      const inherited = await rejection(h.client.close(name as never));
+      assert.equal(inherited.message, `${name} is no close code`);
+    }
+    assert.equal(h.client.getSnapshot().status, 'connected');
+    assert.equal(h.pair.closeInfo, undefined);
   });
 });
 
