@@ -260,8 +260,8 @@ async function lanes(url, sha256) {
 }
 
 // refused: opens n bidirectional streams at once, each writing a few bytes
-// and FIN as a call would, and counts how they ended, waitMs after the last
-// was created: the readable ('code <n>' for a reset with its code, 'no
+// and FIN as a call would, and counts how they ended, waitMs after every
+// writer settled (up to 15 s: a loaded host acknowledges FINs late): the readable ('code <n>' for a reset with its code, 'no
 // code' for an error without one, 'fin', 'data', or 'silent' when it had
 // not settled), then the writer ('closed', 'w code <n>' for a STOP_SENDING
 // with its code, 'w <error name>' for an error without one, or 'open').
@@ -283,7 +283,9 @@ async function refused(url, sha256, n, waitMs) {
     return () => outcome + ', ' + writer;
   };
   const outcomes = await Promise.all(Array.from({ length: n }, one));
-  await new Promise((resolve) => setTimeout(resolve, waitMs));
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (const end = Date.now() + 15000; Date.now() < end && outcomes.some((o) => o().endsWith(', open')); ) await sleep(50);
+  await sleep(waitMs);
   const counts = {};
   for (const o of outcomes) counts[o()] = (counts[o()] || 0) + 1;
   t.close();
