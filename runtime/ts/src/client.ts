@@ -55,7 +55,7 @@ export interface CallOptions {
 
 /** The host's clock. */
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: Date.now,
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };

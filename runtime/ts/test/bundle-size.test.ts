@@ -227,11 +227,15 @@ const BundleTargetBytes = 10_240;
  * 10,654 B. Then close() and codeNumber refusing a name every object
  * inherits ('toString'): close() reading the name's number or the number
  * given (±0 B), codeNumber asking whether the code is known, as remedy()
- * does (−1 B): 10,653 B. The 10,240 B target is not yet met. This budget
+ * does (−1 B): 10,653 B. Then the emit stream's reader taking a frame
+ * the decoder holds without an await, the next frame read as one promise
+ * chain, not a loop in an async function (−2 B), and the host clock's now
+ * being Date.now itself, not a function calling it (−1 B): 10,650 B. The
+ * 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_653;
+const BundleBudgetBytes = 10_650;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Client, backoff } from '../src/client.js';
-import { FrameType } from '../src/wire/frame.js';
+import { FrameType, encodeFrame } from '../src/wire/frame.js';
+import { utf8Encode } from '../src/wire/utf8.js';
 import { FakeClock, memoryConnector, payloadValue, settle } from '../src/testing.js';
 import { connected, contract, harness, rejection, thrown } from './engine-helpers.js';
 
@@ -30,6 +31,22 @@ test('§6.1 emits travel in order both ways, JSON and bytes', async () => {
   assert.equal(got.length, 201);
   assert.deepEqual(got.slice(0, 3), [0, 1, 2]);
   assert.deepEqual([...(got[200] as Uint8Array)], [7]);
+});
+
+test('§3.1 §6.1 the frames of one chunk reach their handlers in one go: no microtask turn between them', async () => {
+  const h = await connected();
+  const order: unknown[] = [];
+  h.client.on('chat', (v) => {
+    // Runs only once the reader yields: after every frame of the chunk, not after the first.
+    if (v === 0) queueMicrotask(() => order.push('turn'));
+    order.push(v);
+  });
+  const frames = Array.from({ length: 50 }, (_, i) => encodeFrame(FrameType.EMIT, 1, 836792189, utf8Encode(JSON.stringify(i))));
+  const chunk = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  frames.reduce((off, f) => (chunk.set(f, off), off + f.length), 0);
+  await h.server1.sendRaw(chunk);
+  await settle();
+  assert.deepEqual(order, [...Array.from({ length: 50 }, (_, i) => i), 'turn']);
 });
 
 test('§9 emits queued in one turn are coalesced into one write, headers encoded into one buffer', async () => {

@@ -421,7 +421,9 @@ export class Session {
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();
-      for (let f; (f = await nextFrame(dec, rs)); ) {
+      // No await for a frame the decoder holds already: the frames of one
+      // chunk are handled in one go, not one microtask turn each.
+      for (let f; (f = dec.next() ?? (await nextFrame(dec, rs))); ) {
         if (this.endError) return;
         // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
         if (this.#hsAccepted === undefined) {
@@ -747,15 +749,8 @@ export class Session {
  * The next frame of a stream, reading chunks from rs as needed; null
  * once the stream ended (dec.empty tells whether between frames).
  */
-async function nextFrame(dec: FrameDecoder, rs: Pick<ReceiveStream, 'read'>): Promise<Frame | null> {
-  let f;
-  while (!(f = dec.next())) {
-    const chunk = await rs.read();
-    if (!chunk) return null;
-    dec.push(chunk);
-  }
-  return f;
-}
+const nextFrame = async (dec: FrameDecoder, rs: Pick<ReceiveStream, 'read'>): Promise<Frame | null> =>
+  dec.next() ?? rs.read().then((chunk) => chunk && (dec.push(chunk), nextFrame(dec, rs)));
 
 /** Abandons a call stream (cancellation, a malformed response, §8): reset and stop with WT_ABORTED. */
 function abandon(st: CallStream): void {
