@@ -230,12 +230,17 @@ const BundleTargetBytes = 10_240;
  * does (−1 B): 10,653 B. Then the emit stream's reader taking a frame
  * the decoder holds without an await, the next frame read as one promise
  * chain, not a loop in an async function (−2 B), and the host clock's now
- * being Date.now itself, not a function calling it (−1 B): 10,650 B. The
- * 10,240 B target is not yet met. This budget
+ * being Date.now itself, not a function calling it (−1 B): 10,650 B. Then
+ * close() stopping the lanes at once, no frame handled after it (the
+ * handshake's flag grown into the session's state: handshake awaited,
+ * frames taken, closed; +9 B), the writer reading that state, not endError
+ * (−5 B), the queue's check counted in frames as stats() counts them
+ * (−3 B), and the state declared where the minifier's short names fall
+ * better (−3 B): 10,648 B. The 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_650;
+const BundleBudgetBytes = 10_648;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

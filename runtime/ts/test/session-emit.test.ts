@@ -33,6 +33,14 @@ test('§6.1 emits travel in order both ways, JSON and bytes', async () => {
   assert.deepEqual([...(got[200] as Uint8Array)], [7]);
 });
 
+/** The EMIT frames of 'chat' 0, 1, … n−1, in one chunk. */
+function chatChunk(n: number): Uint8Array {
+  const frames = Array.from({ length: n }, (_, i) => encodeFrame(FrameType.EMIT, 1, 836792189, utf8Encode(JSON.stringify(i))));
+  const chunk = new Uint8Array(frames.reduce((len, f) => len + f.length, 0));
+  frames.reduce((off, f) => (chunk.set(f, off), off + f.length), 0);
+  return chunk;
+}
+
 test('§3.1 §6.1 the frames of one chunk reach their handlers in one go: no microtask turn between them', async () => {
   const h = await connected();
   const order: unknown[] = [];
@@ -41,12 +49,24 @@ test('§3.1 §6.1 the frames of one chunk reach their handlers in one go: no mic
     if (v === 0) queueMicrotask(() => order.push('turn'));
     order.push(v);
   });
-  const frames = Array.from({ length: 50 }, (_, i) => encodeFrame(FrameType.EMIT, 1, 836792189, utf8Encode(JSON.stringify(i))));
-  const chunk = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
-  frames.reduce((off, f) => (chunk.set(f, off), off + f.length), 0);
-  await h.server1.sendRaw(chunk);
+  await h.server1.sendRaw(chatChunk(50));
   await settle();
   assert.deepEqual(order, [...Array.from({ length: 50 }, (_, i) => i), 'turn']);
+});
+
+test('§10.2 a handler that closes the client sees no frame after it, not even one of the chunk it came in', async () => {
+  const h = await connected();
+  const got: unknown[] = [];
+  let closed: Promise<void> | undefined;
+  h.client.on('chat', (v) => {
+    got.push(v);
+    if (v === 2) closed = h.client.close();
+  });
+  await h.server1.sendRaw(chatChunk(10));
+  await settle();
+  await closed;
+  assert.deepEqual(got, [0, 1, 2]);
+  assert.equal(h.client.getSnapshot().status, 'closed');
 });
 
 test('§9 emits queued in one turn are coalesced into one write, headers encoded into one buffer', async () => {

@@ -188,11 +188,18 @@ export class Session {
   readonly #ws: boolean;
   readonly #contract: CompiledContract;
   readonly #clock: Clock;
+  /**
+   * Whether the session takes frames: undefined while the server's
+   * handshake is awaited, true once it is accepted, false from close() (the
+   * handshake's deadline among its callers) or the end the Conn reported.
+   * Set by close() at once, where endError follows only once the Conn
+   * reports the end a turn later: a handler that closed the session sees no
+   * frame after it, not even one of the chunk it came in, and the lanes stop.
+   */
+  #taking: boolean | undefined;
   readonly #handlers: ReadonlyMap<string, ReadonlySet<Handler>>;
   readonly #onRooms: (rooms: readonly string[]) => void;
 
-  /** The server's handshake: undefined while awaited, true once accepted, false once its deadline passed. */
-  #hsAccepted: boolean | undefined;
   #resolveEstablished!: () => void;
   /** What the session's end settles: each call's, which the call removes as it finishes. */
   readonly #endListeners = new Set<() => void>();
@@ -243,6 +250,7 @@ export class Session {
     // The session's end: what it waits on fails, what it queued is dropped.
     this.ended = conn.closed.then((info) => {
       rejectEstablished((this.endError = closeError(info)));
+      this.#taking = false;
       this.#q = [];
       this.#wake();
       for (const l of this.#endListeners) l();
@@ -256,11 +264,9 @@ export class Session {
       return;
     }
     // The deadline's wait ends once `ready` settles: the handshake
-    // accepted, or the session's end (when this close does nothing).
+    // accepted, or the session's end.
     void outcomeWithin(clock, HandshakeTimeout, readySettled).then(() => {
-      if (this.#hsAccepted !== undefined) return;
-      this.#hsAccepted = false;
-      this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
+      if (this.#taking === undefined) this.close(CloseHandshakeTimeout, `no handshake in ${HandshakeTimeout} ms`);
     });
     void this.#writeLoop();
     void this.#readLoop();
@@ -274,6 +280,7 @@ export class Session {
 
   /** Ends the session with a §10.2 code and a reason (cut to 1024 bytes); the first close wins. */
   close(code: number, reason: string): void {
+    this.#taking = false;
     // The Conn cuts the reason to what its mapping carries (§3.3, §10.2).
     this.#conn.close(code, reason);
   }
@@ -313,7 +320,7 @@ export class Session {
     if (ev.lane === 'reliable') {
       const payload = encodeValue(ev, value, true);
       checkFrame(FrameEmit, ev.payloadCodec, ev.id, payload.length);
-      if (this.#q.length === 4 * EmitQueueFrames) {
+      if (this.#q.length / 4 === EmitQueueFrames) {
         const reason = `emit queue over ${EmitQueueFrames} frames`;
         this.close(ClosePeerTooSlow, reason);
         throw new TransportError('WT_PEER_TOO_SLOW', reason);
@@ -386,10 +393,10 @@ export class Session {
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
-        // Nothing to write: wait. Nothing is taken after the session's end,
-        // which empties the queue; what the ring holds then is never sent.
+        // Nothing to write: wait. Nothing is taken once the session closed
+        // (its end empties the queue); what the ring holds then is never sent.
         for (;;) {
-          if (this.endError) return;
+          if (this.#taking === false) return;
           if (this.#q.length || (this.#ws && this.#ring.length)) break;
           await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
         }
@@ -424,9 +431,9 @@ export class Session {
       // No await for a frame the decoder holds already: the frames of one
       // chunk are handled in one go, not one microtask turn each.
       for (let f; (f = dec.next() ?? (await nextFrame(dec, rs))); ) {
-        if (this.endError) return;
-        // Frame 0 (§3.1), unless the deadline passed first: the session then closed, and whatever follows is moot.
-        if (this.#hsAccepted === undefined) {
+        if (this.#taking === false) return;
+        // Frame 0 (§3.1).
+        if (this.#taking === undefined) {
           if (f.type !== FrameHandshake) throw protocolError(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
           // §4.2–§4.4: version first, then the event table (fatal on conflict), then features.
           const h = decodeHandshake(f.payload);
@@ -435,7 +442,7 @@ export class Session {
           }
           compareTables(this.#contract.table, h.events);
           // Version 0 implements no feature token (§4.2): nothing to negotiate.
-          this.#hsAccepted = true;
+          this.#taking = true;
           this.#resolveEstablished();
         } else if (f.type === FrameEmit) {
           this.#receive(f, false);
@@ -464,8 +471,8 @@ export class Session {
   /** Reads the transport's datagrams (WebTransport); those before the server's handshake are discarded (§7.5). */
   async #receiveDatagrams(): Promise<void> {
     try {
-      for (let b; (b = await this.#conn.receiveDatagram!()) && !this.endError; ) {
-        if (this.#hsAccepted) this.#receiveDatagram(b);
+      for (let b; (b = await this.#conn.receiveDatagram!()) && this.#taking !== false; ) {
+        if (this.#taking) this.#receiveDatagram(b);
         // A probe (shorter than the header, §7.2) may overtake the server's handshake: it is no early datagram.
         else if (b.length >= DatagramHeaderLen) this.#counters.earlyDiscarded++;
       }
