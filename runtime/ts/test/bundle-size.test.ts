@@ -236,11 +236,15 @@ const BundleTargetBytes = 10_240;
  * frames taken, closed; +9 B), the writer reading that state, not endError
  * (−5 B), the queue's check counted in frames as stats() counts them
  * (−3 B), and the state declared where the minifier's short names fall
- * better (−3 B): 10,648 B. The 10,240 B target is not yet met. This budget
+ * better (−3 B): 10,648 B. Then one turn after the server's handshake, so
+ * that the frames of its chunk reach the handlers once the client reports
+ * itself connected (+2 B), and the contract declared first among the
+ * session's fields, where the minifier's short names fall better (−5 B):
+ * 10,645 B. The 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_648;
+const BundleBudgetBytes = 10_645;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { Client, backoff } from '../src/client.js';
 import { FrameType, encodeFrame } from '../src/wire/frame.js';
 import { utf8Encode } from '../src/wire/utf8.js';
+import { encodeHandshake } from '../src/wire/handshake.js';
+import { compileContract } from '../src/contract.js';
 import { FakeClock, memoryConnector, payloadValue, settle } from '../src/testing.js';
 import { connected, contract, harness, rejection, thrown } from './engine-helpers.js';
 
@@ -33,9 +35,9 @@ test('§6.1 emits travel in order both ways, JSON and bytes', async () => {
   assert.deepEqual([...(got[200] as Uint8Array)], [7]);
 });
 
-/** The EMIT frames of 'chat' 0, 1, … n−1, in one chunk. */
-function chatChunk(n: number): Uint8Array {
-  const frames = Array.from({ length: n }, (_, i) => encodeFrame(FrameType.EMIT, 1, 836792189, utf8Encode(JSON.stringify(i))));
+/** The EMIT frames of 'chat' 0, 1, … n−1, in one chunk, after the frames given. */
+function chatChunk(n: number, ...before: Uint8Array[]): Uint8Array {
+  const frames = [...before, ...Array.from({ length: n }, (_, i) => encodeFrame(FrameType.EMIT, 1, 836792189, utf8Encode(JSON.stringify(i))))];
   const chunk = new Uint8Array(frames.reduce((len, f) => len + f.length, 0));
   frames.reduce((off, f) => (chunk.set(f, off), off + f.length), 0);
   return chunk;
@@ -52,6 +54,21 @@ test('§3.1 §6.1 the frames of one chunk reach their handlers in one go: no mic
   await h.server1.sendRaw(chatChunk(50));
   await settle();
   assert.deepEqual(order, [...Array.from({ length: 50 }, (_, i) => i), 'turn']);
+});
+
+test('§4.1 the frames after the server\'s handshake in its chunk reach the handlers once the client reports itself connected', async () => {
+  const handshake = encodeFrame(FrameType.HANDSHAKE, 1, 0, encodeHandshake({ v: 0, feat: [], events: compileContract(contract).table }));
+  const h = harness({ serve: (s) => s.sendRaw(chatChunk(3, handshake)) });
+  const seen: unknown[] = [];
+  h.client.on('chat', (v) => seen.push([v, h.client.getSnapshot().status]));
+  await h.client.connect();
+  await settle();
+  assert.deepEqual(seen, [
+    [0, 'connected'],
+    [1, 'connected'],
+    [2, 'connected'],
+  ]);
+  await h.client.close();
 });
 
 test('§10.2 a handler that closes the client sees no frame after it, not even one of the chunk it came in', async () => {

@@ -183,10 +183,10 @@ export class Session {
   /** How the session ended, once it did (as ended resolves); undefined while it runs. */
   declare endError: TransportError | undefined;
 
+  readonly #contract: CompiledContract;
   readonly #conn: Conn;
   /** Whether the WebSocket mapping carries the session (§3.3): its unreliable events travel as DATAGRAM frames on the emit lane. */
   readonly #ws: boolean;
-  readonly #contract: CompiledContract;
   readonly #clock: Clock;
   /**
    * Whether the session takes frames: undefined while the server's
@@ -443,7 +443,9 @@ export class Session {
           compareTables(this.#contract.table, h.events);
           // Version 0 implements no feature token (§4.2): nothing to negotiate.
           this.#taking = true;
-          this.#resolveEstablished();
+          // One turn before the frames after it: whoever awaits `ready` (the
+          // client, which then reports itself connected) runs first.
+          await this.#resolveEstablished();
         } else if (f.type === FrameEmit) {
           this.#receive(f, false);
         } else if (f.type === FrameJoin || f.type === FrameLeave) {
