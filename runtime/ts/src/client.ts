@@ -212,7 +212,8 @@ export class Client {
 
   #current(): Session {
     if (this.#session && !this.#session.endError) return this.#session;
-    throw new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
+    // How the last session ended, as the Go runtime says it, once one did.
+    throw this.#session ? closedBy(this.#session.endError!) : new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
   /** The session a call runs on: the current one, or the next one while connecting. */
@@ -305,10 +306,11 @@ export class Client {
  * The wait before reconnect attempt n (from 0): each step doubles from min
  * up to max, and the wait is drawn from the step's upper half, never below
  * min, so clients dropped together do not return together (as the Go
- * runtime's Backoff).
+ * runtime's Backoff). Past attempt 1023, 2 ** attempt is Infinity, which
+ * max still bounds (min is above 0).
  */
 export function backoff(r: ReconnectOptions, attempt: number): number {
-  const step = Math.min(r.maxMs, r.minMs * 2 ** Math.min(attempt, 52));
+  const step = Math.min(r.maxMs, r.minMs * 2 ** attempt);
   const lo = Math.max(step / 2, r.minMs);
   return lo + (r.random ?? Math.random)() * (step - lo);
 }

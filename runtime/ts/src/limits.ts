@@ -72,16 +72,13 @@ export const KeepaliveIntervalMs = 15000;
 /** §3.3: the session closes WT_IDLE_TIMEOUT once this long has passed with nothing received. */
 export const IdleTimeoutMs = 45000;
 /**
- * The largest message accepted from the peer: room for a maximum-size EMIT
- * frame (12 + 1 MiB, §5.1) with the frames a writer coalesced around it, as
- * the Go runtime's DefaultMaxMessageSize. A longer one closes the session
- * WT_PROTOCOL_ERROR.
- */
-export const MaxMessageSize = 2 << 20;
-/**
  * A socket cannot be paused from JavaScript, so bytes the engine has not
  * read yet queue here; past this bound this side is too slow for the peer
- * and closes WT_PEER_TOO_SLOW rather than grow without bound (§9).
+ * and closes WT_PEER_TOO_SLOW rather than grow without bound (§9). It is
+ * the one bound on what arrives: a message of any size is bytes of the
+ * stream (§3.3: message boundaries carry no meaning), and the socket has
+ * buffered it whole before the page sees it, so a cap per message would
+ * bound no memory, only refuse a peer that writes larger messages.
  */
 export const MaxUnreadBytes = 16 << 20;
 /** How long a failed write waits for the socket's close to say why (§4) before the session is lost. */

@@ -11,9 +11,9 @@ import { abandoned, describeUrl, endedError, never, outcomeWithin, settlesWithin
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
-import { CloseGraceMs, DefaultConnectTimeoutMs, drainPollMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes, OPEN, sendHighWater } from './limits.js';
+import { CloseGraceMs, DefaultConnectTimeoutMs, drainPollMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxUnreadBytes, OPEN, sendHighWater } from './limits.js';
 
-export { CloseGraceMs, DefaultConnectTimeoutMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxMessageSize, MaxUnreadBytes } from './limits.js';
+export { CloseGraceMs, DefaultConnectTimeoutMs, IdleTimeoutMs, KeepaliveIntervalMs, MaxUnreadBytes } from './limits.js';
 
 // A handler whose parameter is compared bivariantly, so that the event
 // types of the browser, of Node and of `ws` all fit.
@@ -99,7 +99,6 @@ class WebSocketConn implements Conn {
       // Node's and `ws`'s sockets give every binary message as an ArrayBuffer.
       if (typeof data === 'string') return this.close(CloseProtocolError, 'text message, not binary');
       const bytes = new Uint8Array(data as ArrayBuffer);
-      if (bytes.length > MaxMessageSize) return this.close(CloseProtocolError, `message over ${MaxMessageSize} bytes`);
       // An empty message is a keepalive: it carries no bytes of the stream (§3.3).
       if (!bytes.length) return;
       this.#in.enqueue(bytes);

@@ -154,7 +154,10 @@ test('§9 an emit queue over 256 frames closes the session WT_PEER_TOO_SLOW (100
   await settle();
   assert.equal(h.pair.closeInfo?.server.code, 1003);
   assert.equal(h.pair.closeInfo?.server.reason, 'emit queue over 256 frames');
-  assert.equal(thrown(() => h.client.emit('chat', 1)).code, 'WT_SESSION_CLOSED');
+  // As the Go runtime says it: how the session ended.
+  const after = thrown(() => h.client.emit('chat', 1));
+  assert.equal(after.code, 'WT_SESSION_CLOSED');
+  assert.equal(after.message, 'the session closed: session closed by this side: emit queue over 256 frames');
 });
 
 test('§5.4 unknown emits are ignored and counted; the direction and the validator drop and count', async () => {
@@ -287,6 +290,7 @@ test('§11 reconnect retries failed attempts with growing waits between min and 
   const r = { minMs: 100, maxMs: 1000, random: () => 0.999 };
   for (let i = 0; i < 6; i++) waits.push(Math.round(backoff(r, i)));
   assert.deepEqual(waits, [100, 200, 400, 800, 1000, 1000]);
+  assert.equal(Math.round(backoff(r, 5000)), 1000, 'an attempt past 1023 (2 ** n is Infinity) still waits max');
   assert.equal(backoff({ minMs: 100, maxMs: 1000, random: () => 0 }, 3), 400);
   const h = harness({ client: { reconnect: r }, fail: (n) => (n <= 2 ? new Error('down') : undefined) });
   const p = h.client.connect();

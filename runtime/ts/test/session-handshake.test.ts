@@ -135,6 +135,8 @@ test('§5.5 protocol errors on the emit stream close the session with their code
     ['length below 9', new Uint8Array([0, 0, 0, 8]), 1004, /^frame length 8, under 9$/],
     ['codec differing from the slot', frame(2, Codec.BYTES, 836792189, x), 1004, /^'chat' payload is json, not bytes$/],
     ['CALL_RESPONSE on the emit stream', frame(FrameType.CALL_RESPONSE, 1, 0, x), 1004, /^CALL_RESPONSE on the emit stream$/],
+    // §5.1: a call frame is invalid on the emit stream (§5.2), so its 16 MiB cap does not apply there.
+    ['CALL_RESPONSE over 1 MiB on the emit stream, refused on its header', (() => { const b = new Uint8Array(12); putHeader(b, 0, FrameType.CALL_RESPONSE, 1, 0, 4 << 20); return b; })(), 1004, /^CALL_RESPONSE payload 4194304 bytes, over 1048576$/],
     ['a second HANDSHAKE', encodeFrame(FrameType.HANDSHAKE, 1, 0, new TextEncoder().encode('{}')), 1004, /^HANDSHAKE on the emit stream$/],
     ['DATAGRAM frame on WebTransport', frame(FrameType.DATAGRAM, 1, 0, x), 1004, /^DATAGRAM on the emit stream$/],
     ['malformed JOIN', frame(FrameType.JOIN, 1, 0, new TextEncoder().encode('{"room":""}')), 1004, /^room: no 'room'$/],

@@ -38,6 +38,7 @@ import {
   FrameLeave,
   frameTypeName,
   HeaderLen,
+  MaxPayload,
   putHeader,
   type Codec,
   type Frame,
@@ -424,7 +425,7 @@ export class Session {
 
   /** Reads the server's emit stream: the handshake first (§3.1, §4), then every frame in order; a fault closes the session (§5.5). */
   async #readLoop(): Promise<void> {
-    const dec = new FrameDecoder();
+    const dec = new FrameDecoder(MaxPayload);
     try {
       // A peer that never opens its emit stream meets the handshake deadline.
       const rs = await this.#conn.acceptEmit();

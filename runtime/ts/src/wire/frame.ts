@@ -84,14 +84,15 @@ export interface Frame {
  * payload size, applying §5.1–§5.4 in the order a receiver reads them: type,
  * cap, reserved bits, codec, control-frame codec, event id. The encoder
  * refuses to build a frame a peer must reject; the decoder, whose frames
- * hold at least one payload byte, also passes the reserved bits.
+ * hold at least one payload byte, also passes the reserved bits, and the
+ * emit stream's decoder a smaller cap for the call frames (see FrameDecoder).
  */
-export function checkFrame(t: number, c: number, eventId: number, payloadLen: number, reserved?: number): void {
+export function checkFrame(t: number, c: number, eventId: number, payloadLen: number, reserved?: number, callCap = MaxCallPayload): void {
   if (!payloadLen) throw protocolError(`${frameTypeName(t)} with no payload`);
   // The valid case allocates nothing: a message is built only for a fault.
   if (!frameTypeKnown(t)) throw protocolError(`reserved frame ${frameTypeName(t)}`);
   // The type's cap (§5.1): 16 MiB on the call frames (0x03–0x05, §5.2), 1 MiB otherwise.
-  const cap = t >= FrameCallRequest && t <= FrameCallError ? MaxCallPayload : MaxPayload;
+  const cap = t >= FrameCallRequest && t <= FrameCallError ? callCap : MaxPayload;
   if (payloadLen > cap) throw new TransportError('WT_PAYLOAD_TOO_LARGE', `${frameTypeName(t)} payload ${payloadLen} bytes, over ${cap}`);
   if (reserved) throw protocolError(`${frameTypeName(t)} reserved bits ${reserved} set`);
   if (!codecKnown(c)) throw new TransportError('WT_UNSUPPORTED_CODEC', `${frameTypeName(t)} reserved ${codecName(c)}`);
@@ -152,7 +153,14 @@ export function getU32(b: Uint8Array, off: number): number {
  * held, so next() keeps throwing its error: the frame boundaries are lost,
  * and the engine drops a decoder that threw (it holds at most what arrived
  * since the last whole frame, a header being judged before its payload is
- * buffered). Which frame may appear on which stream is the caller's concern.
+ * buffered). Which frame may appear on which stream is the caller's
+ * concern, but for the cap: the emit stream's decoder (callCap MaxPayload)
+ * caps the call frames, which are invalid there (§5.2), at 1 MiB too, so a
+ * peer cannot make it hold 16 times what the emit stream permits (§5.1)
+ * before the type is refused. The Go runtime refuses such a type on its
+ * header; here a call frame over 1 MiB on the emit stream is refused on its
+ * header as WT_PAYLOAD_TOO_LARGE, a smaller one once read: either closes
+ * the session WT_PROTOCOL_ERROR (§5.5).
  */
 export class FrameDecoder {
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
@@ -161,10 +169,16 @@ export class FrameDecoder {
   // chunk in use ends at end, so it has no room: the next chunk is never
   // written into it, but joined with what it holds in a buffer of their own.
   #buf: Uint8Array = new Uint8Array();
+  /** The cap of the call frames: MaxCallPayload, or on the emit stream MaxPayload. */
+  #callCap: number;
   #start = 0;
   #end = 0;
   /** The size of the frame being read, header included, once its header passed (it stays held until then); 0 before. */
   #n = 0;
+
+  constructor(callCap = MaxCallPayload) {
+    this.#callCap = callCap;
+  }
 
   /** Adds bytes of the stream. The decoder keeps a reference: the caller must not change chunk after. */
   push(chunk: Uint8Array): void {
@@ -199,7 +213,7 @@ export class FrameDecoder {
       const length = getU32(b, at);
       if (length < minLength) throw protocolError(`frame length ${length}, under ${minLength}`);
       if (held < HeaderLen) return undefined;
-      checkFrame(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number));
+      checkFrame(b[at + 4] as number, b[at + 5] as number, getU32(b, at + 8), length - 8, ((b[at + 6] as number) << 8) | (b[at + 7] as number), this.#callCap);
       this.#n = length + 4;
     }
     if (held < this.#n) return undefined;
