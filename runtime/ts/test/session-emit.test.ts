@@ -95,6 +95,16 @@ test('§9 emits queued in one turn are coalesced into one write, headers encoded
   for (let i = 0; i < 100; i++) assert.equal(payloadValue((await h.server1.nextFrame())!), i);
 });
 
+test('§9 a loop of 1,000 emits that awaits once between batches of 250 keeps the session: the writer empties the queue when it runs (README)', async () => {
+  const h = await connected();
+  for (let i = 0; i < 1000; i++) {
+    if (i % 250 === 0) await null;
+    h.client.emit('chat', i);
+  }
+  for (let i = 0; i < 1000; i++) assert.equal(payloadValue((await h.server1.nextFrame())!), i);
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});
+
 test('§9 a batch over 64 KiB is written in writes of whole frames of up to 64 KiB each, a larger frame alone, in order', async () => {
   const h = await connected();
   const before = h.pair.clientEmit?.writes ?? 0;
