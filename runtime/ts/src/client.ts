@@ -38,6 +38,19 @@ export interface ReconnectOptions {
   readonly random?: () => number;
 }
 
+/**
+ * The wait before reconnect attempt n (from 0): each step doubles from min
+ * up to max, and the wait is drawn from the step's upper half, never below
+ * min, so clients dropped together do not return together (as the Go
+ * runtime's Backoff). Past attempt 1023, 2 ** attempt is Infinity, which
+ * max still bounds (min is above 0).
+ */
+export function backoff(r: ReconnectOptions, attempt: number): number {
+  const step = Math.min(r.maxMs, r.minMs * 2 ** attempt);
+  const lo = Math.max(step / 2, r.minMs);
+  return lo + (r.random ?? Math.random)() * (step - lo);
+}
+
 export interface ClientOptions {
   readonly contract: Contract;
   /** How sessions are opened: connectWebTransport(...), connectWebSocket(...), withFallback(...), or ./testing's memoryConnector. */
@@ -62,6 +75,42 @@ export const systemClock: Clock = {
 
 const noRooms: readonly string[] = Object.freeze([]);
 
+/** One connect()…close() run of the client; stopping it aborts its signal, which abandons its attempt and its waits. */
+class Run extends AbortController {
+  /** The close the run was stopped with (its code and reason); undefined while it runs. */
+  declare stopped: [code: number, reason: string] | undefined;
+  /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
+  #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
+  /** Settled by the first session established, or the first failure. */
+  readonly first: Promise<void> = this.next().then(() => {});
+  /** The client's loop of this run; resolves once it ended. */
+  declare done: Promise<void> | undefined;
+
+  /** Hands the session established, or undefined and the error, to everything waiting. */
+  settle(s: Session | undefined, e?: unknown): void {
+    for (const w of this.#waiters) w(s, e);
+    this.#waiters.clear();
+  }
+
+  /** The next session established, for a call made while connecting. */
+  next(signal?: AbortSignal): Promise<Session> {
+    return new Promise<Session>((resolve, reject) => {
+      const w = (s: Session | undefined, e?: unknown) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (s) resolve(s);
+        else reject(e);
+      };
+      const onAbort = () => {
+        this.#waiters.delete(w);
+        reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort);
+      this.#waiters.add(w);
+    });
+  }
+}
+
 /**
  * A transport-io client. Constructing it does no I/O (safe in server-side
  * rendering); connect() opens the first session.
@@ -69,10 +118,11 @@ const noRooms: readonly string[] = Object.freeze([]);
 export class Client {
   readonly #contract: CompiledContract;
   readonly #connector: Connector;
-  readonly #reconnect: ReconnectOptions | undefined;
+  /** The run in progress (one at a time); undefined when idle or closed. */
+  #run: Run | undefined;
   readonly #clock: Clock;
+  readonly #reconnect: ReconnectOptions | undefined;
   readonly #handlers = new Map<string, Set<Handler>>();
-  readonly #listeners = new Set<() => void>();
 
   #snapshot: Snapshot = Object.freeze({
     status: 'idle',
@@ -84,8 +134,7 @@ export class Client {
   });
   /** The last session: the current one until it ends (endError), whose counters stats() still reads. */
   #session: Session | undefined;
-  /** The run in progress (one at a time); undefined when idle or closed. */
-  #run: Run | undefined;
+  readonly #listeners = new Set<() => void>();
 
   constructor(opts: ClientOptions) {
     this.#contract = compileContract(opts.contract);
@@ -216,12 +265,6 @@ export class Client {
     throw this.#session ? closedBy(this.#session.endError!) : new TransportError('WT_SESSION_CLOSED', `no session (${this.#snapshot.status})`);
   }
 
-  /** The session a call runs on: the current one, or the next one while connecting. */
-  async #ready(signal: AbortSignal | undefined): Promise<Session> {
-    const run = this.#run;
-    return !run || run.stopped || (this.#session && !this.#session.endError) ? this.#current() : run.next(signal);
-  }
-
   #update(patch: Partial<Snapshot>): void {
     const cur = this.#snapshot;
     // Only what the patch names can differ; unchanged, the snapshot stays the same object.
@@ -237,6 +280,12 @@ export class Client {
         reportError(e);
       }
     }
+  }
+
+  /** The session a call runs on: the current one, or the next one while connecting. */
+  async #ready(signal: AbortSignal | undefined): Promise<Session> {
+    const run = this.#run;
+    return !run || run.stopped || (this.#session && !this.#session.endError) ? this.#current() : run.next(signal);
   }
 
   /** Dials sessions until stopped: every reconnect is a new session with the same handlers (§11). */
@@ -299,54 +348,5 @@ export class Client {
       this.#run = undefined;
       this.#update({ status: 'closed', rooms: noRooms, transport: null, fallbackReason: null });
     }
-  }
-}
-
-/**
- * The wait before reconnect attempt n (from 0): each step doubles from min
- * up to max, and the wait is drawn from the step's upper half, never below
- * min, so clients dropped together do not return together (as the Go
- * runtime's Backoff). Past attempt 1023, 2 ** attempt is Infinity, which
- * max still bounds (min is above 0).
- */
-export function backoff(r: ReconnectOptions, attempt: number): number {
-  const step = Math.min(r.maxMs, r.minMs * 2 ** attempt);
-  const lo = Math.max(step / 2, r.minMs);
-  return lo + (r.random ?? Math.random)() * (step - lo);
-}
-
-/** One connect()…close() run of the client; stopping it aborts its signal, which abandons its attempt and its waits. */
-class Run extends AbortController {
-  /** The close the run was stopped with (its code and reason); undefined while it runs. */
-  declare stopped: [code: number, reason: string] | undefined;
-  /** What waits for a session (connect()'s promise, calls made while connecting): each gets the session established, or undefined and the error. */
-  #waiters = new Set<(s: Session | undefined, e?: unknown) => void>();
-  /** Settled by the first session established, or the first failure. */
-  readonly first: Promise<void> = this.next().then(() => {});
-  /** The client's loop of this run; resolves once it ended. */
-  declare done: Promise<void> | undefined;
-
-  /** Hands the session established, or undefined and the error, to everything waiting. */
-  settle(s: Session | undefined, e?: unknown): void {
-    for (const w of this.#waiters) w(s, e);
-    this.#waiters.clear();
-  }
-
-  /** The next session established, for a call made while connecting. */
-  next(signal?: AbortSignal): Promise<Session> {
-    return new Promise<Session>((resolve, reject) => {
-      const w = (s: Session | undefined, e?: unknown) => {
-        signal?.removeEventListener('abort', onAbort);
-        if (s) resolve(s);
-        else reject(e);
-      };
-      const onAbort = () => {
-        this.#waiters.delete(w);
-        reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort);
-      this.#waiters.add(w);
-    });
   }
 }

@@ -1,11 +1,21 @@
 // What the connectors and the engine share: the errors of how a session
 // ended, of an operation its end interrupted and of an abandoned attempt,
-// how they name a URL in their errors, and their waits. (This order, the
-// errors first, is the one gzip codes the bundle in fewest bytes.)
+// how they name a URL in their errors, and their waits. (This order is
+// the one gzip codes the bundle in fewest bytes.)
 
 import { CloseUnauthorized, sessionCodeName } from './codes.js';
 import { RefusedError, TransportError } from './errors.js';
 import type { Clock, CloseInfo, ConnectContext } from './transport.js';
+
+/**
+ * Waits on clock for at most ms, or until p resolves (a Conn's closed or a
+ * session's ended: neither rejects, and each resolves with an object);
+ * gives what p resolved with, or what other resolved with if it came
+ * first, or false once ms passed.
+ */
+export function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
+  return outcomeWithin(clock, ms, Promise.race([p, other])).then((first) => first !== 'timeout' && (first as object | T));
+}
 
 /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
 export function closedBy(cause: TransportError): TransportError {
@@ -22,15 +32,19 @@ export function closeError(info: CloseInfo): TransportError {
   );
 }
 
-/** What an operation on a Conn reports once its session ended as info says (§11). */
-export function endedError(info: CloseInfo): TransportError {
-  return closedBy(closeError(info));
+/** An error's message (its name when the message is empty), or any other value as a string. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
 }
 
 /** The error of an attempt the client gave up on (close() during connect). */
 export function abandoned(): TransportError {
   return new TransportError('WT_SESSION_CLOSED', 'client closed while connecting');
 }
+
+/** A promise that never settles: what a race waits on when one side has nothing to give. */
+export const never = new Promise<never>(() => {});
 
 /**
  * A URL as errors may print it: scheme, host and path, never the query
@@ -47,14 +61,10 @@ export function describeUrl(url: string): { scheme: string; origin: string; text
   }
 }
 
-/** An error's message (its name when the message is empty), or any other value as a string. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
+/** What an operation on a Conn reports once its session ended as info says (§11). */
+export function endedError(info: CloseInfo): TransportError {
+  return closedBy(closeError(info));
 }
-
-/** A promise that never settles: what a race waits on when one side has nothing to give. */
-export const never = new Promise<never>(() => {});
 
 /**
  * What outcome resolves with, or 'timeout' once ms passed on clock, or
@@ -77,14 +87,4 @@ export function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promise<T>, 
     signal?.removeEventListener('abort', onAbort!);
     return first;
   });
-}
-
-/**
- * Waits on clock for at most ms, or until p resolves (a Conn's closed or a
- * session's ended: neither rejects, and each resolves with an object);
- * gives what p resolved with, or what other resolved with if it came
- * first, or false once ms passed.
- */
-export function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
-  return outcomeWithin(clock, ms, Promise.race([p, other])).then((first) => first !== 'timeout' && (first as object | T));
 }

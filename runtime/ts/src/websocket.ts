@@ -198,19 +198,6 @@ class WebSocketConn implements Conn {
     }
   }
 
-  /** Records how the session ended, fails what waits on it; the first end wins. */
-  #end(info: CloseInfo): boolean {
-    if (this.#info) return false;
-    this.#info = info;
-    this.#clock.clearTimeout(this.#liveness);
-    // What the peer sent before it closed stays readable; a local close
-    // drops it at once.
-    if (info.remote || info.lost) this.#in.close();
-    else this.#in.error(endedError(info));
-    this.#resolveClosed(info);
-    return true;
-  }
-
   // §3.3, on one timer due at the earlier deadline: WT_IDLE_TIMEOUT once
   // IdleTimeoutMs passed with nothing received (a keepalive counting), else
   // an empty binary message once KeepaliveIntervalMs passed with nothing
@@ -224,6 +211,19 @@ class WebSocketConn implements Conn {
       this.#sock.send(new Uint8Array(0));
     }
     this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
+  }
+
+  /** Records how the session ended, fails what waits on it; the first end wins. */
+  #end(info: CloseInfo): boolean {
+    if (this.#info) return false;
+    this.#info = info;
+    this.#clock.clearTimeout(this.#liveness);
+    // What the peer sent before it closed stays readable; a local close
+    // drops it at once.
+    if (info.remote || info.lost) this.#in.close();
+    else this.#in.error(endedError(info));
+    this.#resolveClosed(info);
+    return true;
   }
 
   // A write failed, or the socket reported an error: its close event may

@@ -29,32 +29,6 @@ type WebTransportOptions_ = { -readonly [K in keyof globalThis.WebTransportOptio
 /** What streamErrorCode reads of an error: a WebTransportError's fields (or none). */
 type StreamError = { source?: unknown; streamErrorCode?: number | null } | null | undefined;
 
-/**
- * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
- * with its §10.1 code. Null or undefined for an error without one: the
- * session ending, or Firefox, which reports a reset as a TypeError with no
- * code.
- */
-function streamErrorCode(err: unknown): number | null | undefined {
-  // A WebTransportError's streamErrorCode is a number or null; other errors have none.
-  return (err as StreamError)?.source !== 'session' ? (err as StreamError)?.streamErrorCode : undefined;
-}
-
-/**
- * What abort and cancel carry so the browser sends code on RESET_STREAM or
- * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
- * WebTransportError from one dictionary and throw for the (message,
- * options) form lib.dom declares; one of that form takes the dictionary as
- * its message, without throwing.
- */
-function resetReason(code: number): unknown {
-  const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
-  // With no WebTransportError the code is lost; the reset still happens.
-  // No message: the browser sends the code alone, and the error stays here
-  // (a half this side reset or stopped throws its own StreamResetError).
-  return WTError ? new (WTError as new (init: { streamErrorCode: number }) => unknown)({ streamErrorCode: code }) : code;
-}
-
 /** One session over the browser's WebTransport. */
 class WebTransportConn implements Conn {
 
@@ -62,10 +36,10 @@ class WebTransportConn implements Conn {
   readonly #clock: Clock;
   #info: CloseInfo | undefined;
   #resolveClosed!: (info: CloseInfo) => void;
-  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
-  #datagramsInFlight = 0;
   readonly #datagramReader: ReadableStreamDefaultReader<Uint8Array>;
+  #datagramWriter: WritableStreamDefaultWriter<Uint8Array> | undefined;
   readonly #incomingCalls: ReadableStreamDefaultReader<WebTransportBidirectionalStream>;
+  #datagramsInFlight = 0;
 
   readonly mapping = 'webtransport' as const;
   declare readonly closed: Promise<CloseInfo>;
@@ -145,14 +119,6 @@ class WebTransportConn implements Conn {
     if (this.#end({ code, reason, remote: false, lost: false })) this.#t.close({ closeCode: code, reason });
   }
 
-  /** Records how the session ended; whether this was its end (the first wins). */
-  #end(info: CloseInfo): boolean {
-    if (this.#info) return false;
-    this.#info = info;
-    this.#resolveClosed(info);
-    return true;
-  }
-
   /**
    * Awaits a session operation (opening or accepting a stream, a promise
    * the browser rejects, never throws for); its failure is the session's end, once closed says so within CloseWaitMs, else
@@ -181,9 +147,12 @@ class WebTransportConn implements Conn {
     return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
   }
 
-  /** A call stream over a browser's bidirectional stream. */
-  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
-    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  /** Records how the session ended; whether this was its end (the first wins). */
+  #end(info: CloseInfo): boolean {
+    if (this.#info) return false;
+    this.#info = info;
+    this.#resolveClosed(info);
+    return true;
   }
 
   /**
@@ -239,6 +208,26 @@ class WebTransportConn implements Conn {
       },
     };
   }
+
+  /** A call stream over a browser's bidirectional stream. */
+  #bidi(bidi: WebTransportBidirectionalStream): CallStream {
+    return this.#stream((bidi.writable as WritableStream<Uint8Array>).getWriter(), (bidi.readable as ReadableStream<Uint8Array>).getReader());
+  }
+}
+
+/**
+ * What abort and cancel carry so the browser sends code on RESET_STREAM or
+ * STOP_SENDING (§8). Chromium 156 and Firefox ESR 153 construct
+ * WebTransportError from one dictionary and throw for the (message,
+ * options) form lib.dom declares; one of that form takes the dictionary as
+ * its message, without throwing.
+ */
+function resetReason(code: number): unknown {
+  const WTError = (globalThis as { WebTransportError?: unknown }).WebTransportError;
+  // With no WebTransportError the code is lost; the reset still happens.
+  // No message: the browser sends the code alone, and the error stays here
+  // (a half this side reset or stopped throws its own StreamResetError).
+  return WTError ? new (WTError as new (init: { streamErrorCode: number }) => unknown)({ streamErrorCode: code }) : code;
 }
 
 /** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
@@ -334,4 +323,15 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       return { conn: new WebTransportConn(transport, ctx.clock), fallbackReason: null };
     },
   };
+}
+
+/**
+ * The code of a stream error the peer caused: RESET_STREAM or STOP_SENDING
+ * with its §10.1 code. Null or undefined for an error without one: the
+ * session ending, or Firefox, which reports a reset as a TypeError with no
+ * code.
+ */
+function streamErrorCode(err: unknown): number | null | undefined {
+  // A WebTransportError's streamErrorCode is a number or null; other errors have none.
+  return (err as StreamError)?.source !== 'session' ? (err as StreamError)?.streamErrorCode : undefined;
 }

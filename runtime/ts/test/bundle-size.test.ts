@@ -247,11 +247,17 @@ const BundleTargetBytes = 10_240;
  * names fall better: −2 B), an emit or a call after the session ended
  * saying how it ended, as the Go runtime does (+6 B, then −2 B), and the
  * backoff without a clamp that min(max, …) makes needless (−5 B):
- * 10,638 B. The 10,240 B target is not yet met. This budget
+ * 10,638 B. Then a call whose request write the responder's STOP_SENDING
+ * fails (other than WT_TOO_MANY_STREAMS) left to what the stream says, so
+ * a CALL_ERROR read after it stands, as the Go client does (+18 B), paid
+ * for by the declarations of client.ts, errors.ts, connector.ts and the
+ * connectors in an order the minifier's names and gzip code better (−31 B),
+ * nextSeq as a modulo (−2 B) and #exchange's parameters reordered (−4 B):
+ * 10,619 B. The 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_638;
+const BundleBudgetBytes = 10_619;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -354,3 +354,22 @@ test('§10.1 a refusal seen first on the request write stands: abandoning the st
   assert.equal(h.pair.calls[0]!.down.stoppedWith, 1, 'the client abandoned its read side with WT_ABORTED');
   assert.equal(h.client.getSnapshot().status, 'connected');
 });
+
+test('§5.1 §6.4 a responder that answers CALL_ERROR and stops reading the request: the call rejects with its code and message, not the stopped write (as the Go client)', async () => {
+  // A window of 0 keeps the request's write pending until the server reads it, which it never does.
+  const h = await connected({ pair: { window: 0 } });
+  const p = h.client.call('echo', 1);
+  await settle();
+  const { up, down } = h.pair.calls[0]!;
+  // The Go server's answer to a request over its byte budget: CALL_ERROR,
+  // FIN and STOP_SENDING WT_ABORTED; here the stop arrives first, and the
+  // pending write fails before the answer is read.
+  up.stop(1);
+  await settle();
+  await down.write(encodeFrame(FrameType.CALL_ERROR, Codec.JSON, 0, new TextEncoder().encode('{"code":"WT_PAYLOAD_TOO_LARGE","message":"the call requests of all sessions would hold more than 8 bytes"}')));
+  await down.finish();
+  const e = await rejection(p);
+  assert.equal(e.code, 'WT_PAYLOAD_TOO_LARGE');
+  assert.equal(e.message, 'the call requests of all sessions would hold more than 8 bytes');
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});

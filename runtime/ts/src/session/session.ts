@@ -545,7 +545,7 @@ export class Session {
     const ev = this.#lookupSend(name, 'returns');
     let response: string | Uint8Array | undefined;
     // Any number of responses is accepted (§3.2); the first is the answer.
-    for await (const content of this.#exchange(ev, value, signal, true)) response ??= content;
+    for await (const content of this.#exchange(value, signal, ev, true)) response ??= content;
     // A response's content is never empty (a frame's payload has at least one byte, §5.1).
     if (!response) throw protocolError(`'${ev.name}': no response`);
     return decodeValue(ev, response, true);
@@ -560,7 +560,7 @@ export class Session {
    */
   async *stream(name: string, value: unknown, signal?: AbortSignal): AsyncGenerator<unknown, void, undefined> {
     const ev = this.#lookupSend(name, 'yields');
-    for await (const content of this.#exchange(ev, value, signal, false)) yield decodeValue(ev, content, true);
+    for await (const content of this.#exchange(value, signal, ev, false)) yield decodeValue(ev, content, true);
   }
 
   /**
@@ -569,9 +569,10 @@ export class Session {
    * responder's FIN; a CALL_ERROR throws after the responses before it
    * (§6.4). On a yields call each response consumed grants credit in
    * batches of 16 (§6.6), and the responder's FIN or CALL_ERROR is answered
-   * with FIN. Leaving early abandons the stream (§8).
+   * with FIN. Leaving early abandons the stream (§8). (The parameters'
+   * order is the one the bundle is smallest with.)
    */
-  async *#exchange(ev: CompiledEvent, value: unknown, signal: AbortSignal | undefined, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
+  async *#exchange(value: unknown, signal: AbortSignal | undefined, ev: CompiledEvent, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
     // The WebSocket mapping has no call streams (§3.3); a WebTransport Conn has openCall (the Conn's contract).
     if (this.#ws) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
@@ -654,8 +655,14 @@ export class Session {
       // Neither the request's write nor the FIN after it (returns, §6.2) is
       // awaited: the response is read at once (a browser may resolve close()
       // only once the FIN is acknowledged, a delayed ACK later). A failure
-      // of either fails the call.
-      Promise.all([st.write(req), fin && st.close()]).catch(failedAsync);
+      // of either fails the call, but for the responder's STOP_SENDING with
+      // a code other than WT_TOO_MANY_STREAMS (§10.1, its refusal): it
+      // stopped reading the request, and its answer (the CALL_ERROR of a
+      // request over its byte budget, §5.1, §6.4) or its reset is on the
+      // stream, which the loop below reads, as the Go runtime's client does.
+      Promise.all([st.write(req), fin && st.close()]).catch((e: StreamResetError) => {
+        if (!e.remote || e.code === ResetTooManyStreams) void failedAsync(e);
+      });
       const dec = new FrameDecoder();
       // Each chunk read through op (one reader for the call, not one per
       // frame); a malformed frame abandons the stream and rejects

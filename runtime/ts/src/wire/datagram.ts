@@ -65,6 +65,7 @@ export function seqNewer(seq: number, last: number): boolean {
 
 /** The sequence after seq (§7.3): from 1, wrapping from 0xFFFFFFFF to 1, never 0. nextSeq(0) is 1. */
 export function nextSeq(seq: number): number {
-  return seq === 0xffffffff ? 1 : seq + 1;
+  // For a u32: seq + 1, and 0xFFFFFFFF % 0xFFFFFFFF + 1 is 1.
+  return (seq % 0xffffffff) + 1;
 }
 
