@@ -253,11 +253,14 @@ const BundleTargetBytes = 10_240;
  * for by the declarations of client.ts, errors.ts, connector.ts and the
  * connectors in an order the minifier's names and gzip code better (−31 B),
  * nextSeq as a modulo (−2 B) and #exchange's parameters reordered (−4 B):
- * 10,619 B. The 10,240 B target is not yet met. This budget
+ * 10,619 B. Then a stop without its code failing the call as before,
+ * since Chromium can lose the reset that comes with it (+8 B), paid for by
+ * the functions of the wire modules and the ring in an order gzip codes
+ * better (−10 B): 10,617 B. The 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_619;
+const BundleBudgetBytes = 10_617;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -373,3 +373,20 @@ test('§5.1 §6.4 a responder that answers CALL_ERROR and stops reading the requ
   assert.equal(e.message, 'the call requests of all sessions would hold more than 8 bytes');
   assert.equal(h.client.getSnapshot().status, 'connected');
 });
+
+test('§10.1 a STOP_SENDING without its code on the request write still fails the call: the reset that came with it may be lost (Chromium), so the read side may never end', async () => {
+  const h = await connected({ pair: { window: 0 } });
+  const p = h.client.call('echo', 1);
+  let outcome: unknown = 'pending';
+  p.then(
+    () => (outcome = 'resolved'),
+    (e: unknown) => (outcome = e),
+  );
+  await settle();
+  h.pair.calls[0]!.up.stop(undefined as unknown as number); // the write fails with no code; nothing comes on the read side
+  await settle();
+  assert.ok(outcome instanceof Error, `the call is ${String(outcome)}`);
+  assert.equal((outcome as { code?: string }).code, 'WT_PROTOCOL_ERROR');
+  assert.equal(outcome.message, "'echo': reset, code ?");
+  assert.equal(h.client.getSnapshot().status, 'connected');
+});

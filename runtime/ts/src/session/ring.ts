@@ -34,14 +34,6 @@ export class DatagramRing {
     return this.#q.length;
   }
 
-  /** Queues b, which the ring holds until pop returns or drops it. */
-  push(b: Uint8Array): void {
-    if (this.#q.push([b, this.#clock.now()]) > RingCapacity) {
-      this.#q.shift();
-      this.#drops.overflowDropped++;
-    }
-  }
-
   /** The oldest entry no older than the TTL, dropping the older ones it passes; undefined when none is left. */
   pop(): Uint8Array | undefined {
     const now = this.#clock.now();
@@ -50,5 +42,13 @@ export class DatagramRing {
       this.#drops.staleDropped++;
     }
     return undefined;
+  }
+
+  /** Queues b, which the ring holds until pop returns or drops it. */
+  push(b: Uint8Array): void {
+    if (this.#q.push([b, this.#clock.now()]) > RingCapacity) {
+      this.#q.shift();
+      this.#drops.overflowDropped++;
+    }
   }
 }

@@ -660,8 +660,10 @@ export class Session {
       // stopped reading the request, and its answer (the CALL_ERROR of a
       // request over its byte budget, §5.1, §6.4) or its reset is on the
       // stream, which the loop below reads, as the Go runtime's client does.
+      // A stop without its code (Firefox, or Chromium losing the reset that
+      // came with it) still fails the call: the read side may never end.
       Promise.all([st.write(req), fin && st.close()]).catch((e: StreamResetError) => {
-        if (!e.remote || e.code === ResetTooManyStreams) void failedAsync(e);
+        if (!e.remote || e.code == null || e.code === ResetTooManyStreams) void failedAsync(e);
       });
       const dec = new FrameDecoder();
       // Each chunk read through op (one reader for the call, not one per

@@ -44,9 +44,18 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
 
-/** A byte as two hex digits, naming a reserved codec or type. */
-function hex2(n: number): string {
-  return n.toString(16).padStart(2, '0');
+/**
+ * Encodes one frame. It throws the TransportError a receiver would raise
+ * for it (§5.1–§5.4): WT_PROTOCOL_ERROR for an empty payload or a wrong
+ * type, codec or event id, WT_UNSUPPORTED_CODEC for a reserved codec,
+ * WT_PAYLOAD_TOO_LARGE over the type's cap.
+ */
+export function encodeFrame(t: number, c: number, eventId: number, payload: Uint8Array): Uint8Array {
+  checkFrame(t, c, eventId, payload.length);
+  const b = new Uint8Array(HeaderLen + payload.length);
+  putHeader(b, 0, t, c, eventId, payload.length);
+  b.set(payload, HeaderLen);
+  return b;
 }
 
 /** Reports whether c is a codec version 0 accepts. */
@@ -105,29 +114,9 @@ export function checkFrame(t: number, c: number, eventId: number, payloadLen: nu
   }
 }
 
-/**
- * Writes the 12-byte header of a frame carrying payloadLen bytes at b[off],
- * the two reserved bytes zero (§5.1): b may be a buffer written before. It
- * does not validate; checkFrame does.
- */
-export function putHeader(b: Uint8Array, off: number, t: number, c: number, eventId: number, payloadLen: number): void {
-  putU32(b, off, 8 + payloadLen);
-  putU32(b, off + 4, (t << 24) | (c << 16));
-  putU32(b, off + 8, eventId);
-}
-
-/**
- * Encodes one frame. It throws the TransportError a receiver would raise
- * for it (§5.1–§5.4): WT_PROTOCOL_ERROR for an empty payload or a wrong
- * type, codec or event id, WT_UNSUPPORTED_CODEC for a reserved codec,
- * WT_PAYLOAD_TOO_LARGE over the type's cap.
- */
-export function encodeFrame(t: number, c: number, eventId: number, payload: Uint8Array): Uint8Array {
-  checkFrame(t, c, eventId, payload.length);
-  const b = new Uint8Array(HeaderLen + payload.length);
-  putHeader(b, 0, t, c, eventId, payload.length);
-  b.set(payload, HeaderLen);
-  return b;
+/** A byte as two hex digits, naming a reserved codec or type. */
+function hex2(n: number): string {
+  return n.toString(16).padStart(2, '0');
 }
 
 export function putU32(b: Uint8Array, off: number, v: number): void {
@@ -139,6 +128,17 @@ export function putU32(b: Uint8Array, off: number, v: number): void {
 
 export function getU32(b: Uint8Array, off: number): number {
   return (((b[off] as number) << 24) | ((b[off + 1] as number) << 16) | ((b[off + 2] as number) << 8) | (b[off + 3] as number)) >>> 0;
+}
+
+/**
+ * Writes the 12-byte header of a frame carrying payloadLen bytes at b[off],
+ * the two reserved bytes zero (§5.1): b may be a buffer written before. It
+ * does not validate; checkFrame does.
+ */
+export function putHeader(b: Uint8Array, off: number, t: number, c: number, eventId: number, payloadLen: number): void {
+  putU32(b, off, 8 + payloadLen);
+  putU32(b, off + 4, (t << 24) | (c << 16));
+  putU32(b, off + 8, eventId);
 }
 
 /**
@@ -163,18 +163,24 @@ export function getU32(b: Uint8Array, off: number): number {
  * the session WT_PROTOCOL_ERROR (§5.5).
  */
 export class FrameDecoder {
+  #start = 0;
+  /** The cap of the call frames: MaxCallPayload, or on the emit stream MaxPayload. */
+  #callCap: number;
+  /** The size of the frame being read, header included, once its header passed (it stays held until then); 0 before. */
+  #n = 0;
+  #end = 0;
   // Unread bytes are buf[start..end). A chunk pushed onto an empty decoder
   // is used as it is (no copy); bytes are copied only to join chunks, into
   // a buffer this decoder owns and grows at most to the frame's size. A
   // chunk in use ends at end, so it has no room: the next chunk is never
   // written into it, but joined with what it holds in a buffer of their own.
   #buf: Uint8Array = new Uint8Array();
-  /** The cap of the call frames: MaxCallPayload, or on the emit stream MaxPayload. */
-  #callCap: number;
-  #start = 0;
-  #end = 0;
-  /** The size of the frame being read, header included, once its header passed (it stays held until then); 0 before. */
-  #n = 0;
+
+  /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
+  get empty(): boolean {
+    // A header that passed stays held until its frame is whole.
+    return this.#start === this.#end;
+  }
 
   constructor(callCap = MaxCallPayload) {
     this.#callCap = callCap;
@@ -221,11 +227,5 @@ export class FrameDecoder {
     this.#n = 0;
     // The frame ends where the next one starts.
     return { type: b[at + 4] as FrameType, codec: b[at + 5] as Codec, eventId: getU32(b, at + 8), payload: b.subarray(at + HeaderLen, this.#start) };
-  }
-
-  /** True when the decoder holds no byte of a frame: a stream ending now ends cleanly between frames. */
-  get empty(): boolean {
-    // A header that passed stays held until its frame is whole.
-    return this.#start === this.#end;
   }
 }

@@ -46,17 +46,42 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** The feature tokens both peers support, sorted and without duplicates (§4.2); unknown tokens are ignored. */
+export function negotiateFeatures(local: readonly string[], peer: readonly string[]): string[] {
+  const theirs = new Set(peer);
+  return [...new Set(local.filter((f) => theirs.has(f)))].sort(compareCodePoints);
+}
+
 function sortedByName(events: readonly EventEntry[]): EventEntry[] {
   return [...events].sort((a, b) => compareCodePoints(a.name, b.name));
 }
 
 /**
- * Encodes h as the compact JSON of §4.1, byte-identical to JSON.stringify of
- * {v, feat, events} with the events sorted by name by code point (§4.3).
+ * Compares this peer's event table with the peer's (§4.3). Same name with a
+ * different lane or id, or same id with a different name, throws
+ * WT_CONTRACT_MISMATCH whose message is the close reason naming the event
+ * ("event 'cursor' is 'unreliable' here and 'reliable' at the peer"), cut to
+ * 123 bytes like every refusal reason (§3.3, §4). A name known to one side
+ * only is not a conflict. With several conflicts, the first in name order of
+ * the local table is reported, lane before id.
  */
-export function encodeHandshake(h: Handshake): Uint8Array {
-  const events = sortedByName(h.events).map((e) => [e.name, e.id, e.lane]);
-  return utf8Encode(JSON.stringify({ v: h.v, feat: h.feat, events }));
+export function compareTables(local: readonly EventEntry[], peer: readonly EventEntry[]): void {
+  // The peer's events by name and by id: a Map's string and number keys never meet.
+  const peers = new Map<string | number, EventEntry>();
+  for (const p of peer) peers.set(p.name, p).set(p.id, p);
+  for (const l of sortedByName(local)) {
+    const p = peers.get(l.name);
+    const q = peers.get(l.id);
+    const reason =
+      p && p.lane !== l.lane
+        ? `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`
+        : p && p.id !== l.id
+          ? `event '${l.name}' has id ${l.id} here and ${p.id} at the peer`
+          : q && q.name !== l.name
+            ? `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`
+            : '';
+    if (reason) throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
+  }
 }
 
 function decodeEvents(raw: unknown, what: string): EventEntry[] {
@@ -103,35 +128,10 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
 }
 
 /**
- * Compares this peer's event table with the peer's (§4.3). Same name with a
- * different lane or id, or same id with a different name, throws
- * WT_CONTRACT_MISMATCH whose message is the close reason naming the event
- * ("event 'cursor' is 'unreliable' here and 'reliable' at the peer"), cut to
- * 123 bytes like every refusal reason (§3.3, §4). A name known to one side
- * only is not a conflict. With several conflicts, the first in name order of
- * the local table is reported, lane before id.
+ * Encodes h as the compact JSON of §4.1, byte-identical to JSON.stringify of
+ * {v, feat, events} with the events sorted by name by code point (§4.3).
  */
-export function compareTables(local: readonly EventEntry[], peer: readonly EventEntry[]): void {
-  // The peer's events by name and by id: a Map's string and number keys never meet.
-  const peers = new Map<string | number, EventEntry>();
-  for (const p of peer) peers.set(p.name, p).set(p.id, p);
-  for (const l of sortedByName(local)) {
-    const p = peers.get(l.name);
-    const q = peers.get(l.id);
-    const reason =
-      p && p.lane !== l.lane
-        ? `event '${l.name}' is '${l.lane}' here and '${p.lane}' at the peer`
-        : p && p.id !== l.id
-          ? `event '${l.name}' has id ${l.id} here and ${p.id} at the peer`
-          : q && q.name !== l.name
-            ? `id ${l.id} is event '${l.name}' here and '${q.name}' at the peer`
-            : '';
-    if (reason) throw new TransportError('WT_CONTRACT_MISMATCH', cutReason(reason, MaxWebSocketReason));
-  }
-}
-
-/** The feature tokens both peers support, sorted and without duplicates (§4.2); unknown tokens are ignored. */
-export function negotiateFeatures(local: readonly string[], peer: readonly string[]): string[] {
-  const theirs = new Set(peer);
-  return [...new Set(local.filter((f) => theirs.has(f)))].sort(compareCodePoints);
+export function encodeHandshake(h: Handshake): Uint8Array {
+  const events = sortedByName(h.events).map((e) => [e.name, e.id, e.lane]);
+  return utf8Encode(JSON.stringify({ v: h.v, feat: h.feat, events }));
 }

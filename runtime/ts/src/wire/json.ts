@@ -16,6 +16,29 @@ import { utf8Decode, utf8Encode } from './utf8.js';
 const tokenRe = /"(?:[^"\\]|\\.)*"|\d[.eE]|[{}:]/g;
 
 /**
+ * Reads the control payload b (what names it in errors): a JSON object whose
+ * members named in fields are read by their reader (given the member's name
+ * quoted, for its errors), in the order of the text; each must be there (a
+ * reader may return undefined to call a value absent). Other members are
+ * ignored, or with strict refused, as is then a number not written as an
+ * integer. Any fault throws WT_PROTOCOL_ERROR, "<what>: <why>" (§5.5).
+ */
+export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown, what: string) => unknown>, strict?: boolean): T {
+  const out: Record<string, unknown> = {};
+  try {
+    const integral = decodeObject(b, (key, v) => {
+      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v, `'${key}'`);
+      else if (strict) throw new Error(`unknown ${quoteShort(key)}`);
+    });
+    for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
+    if (strict && !integral) throw new Error('a number not an integer');
+  } catch (e) {
+    throw protocolError(what + ': ' + (e as Error).message);
+  }
+  return out as T;
+}
+
+/**
  * Calls field once per member of the one JSON object b holds, in order;
  * bytes that are not UTF-8 (§5.3), anything but an object, or a key given
  * twice throw an Error saying what. Returns whether every number in it is
@@ -61,26 +84,15 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
 }
 
 /**
- * Reads the control payload b (what names it in errors): a JSON object whose
- * members named in fields are read by their reader (given the member's name
- * quoted, for its errors), in the order of the text; each must be there (a
- * reader may return undefined to call a value absent). Other members are
- * ignored, or with strict refused, as is then a number not written as an
- * integer. Any fault throws WT_PROTOCOL_ERROR, "<what>: <why>" (§5.5).
+ * Cuts s to at most n bytes of UTF-8 without splitting a character (§3.3,
+ * §10.2), as the Go runtime's CutReason.
  */
-export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown, what: string) => unknown>, strict?: boolean): T {
-  const out: Record<string, unknown> = {};
-  try {
-    const integral = decodeObject(b, (key, v) => {
-      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v, `'${key}'`);
-      else if (strict) throw new Error(`unknown ${quoteShort(key)}`);
-    });
-    for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
-    if (strict && !integral) throw new Error('a number not an integer');
-  } catch (e) {
-    throw protocolError(what + ': ' + (e as Error).message);
-  }
-  return out as T;
+export function cutReason(s: string, n: number): string {
+  const b = utf8Encode(s);
+  if (b.length <= n) return s;
+  // Step back over continuation bytes (10xxxxxx) to a character start.
+  while (n && ((b[n] as number) & 0xc0) === 0x80) n--;
+  return utf8Decode(b.subarray(0, n));
 }
 
 /** A string value, or throws. */
@@ -93,27 +105,15 @@ export function jsonArray(v: unknown, what: string): unknown[] {
   return expect(Array.isArray(v), v, what, 'an array');
 }
 
+/** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
+export function quoteShort(s: string): string {
+  const cut = cutReason(s, 40);
+  return "'" + cut + (cut === s ? "'" : "…'");
+}
+
 /** v (a value JSON.parse gave, which JSON.stringify writes as a string) as a T when ok; else throws "<what> is <the value>, not <want>". */
 export function expect<T>(ok: boolean, v: unknown, what: string, want: string): T {
   if (ok) return v as T;
   const text = Array.isArray(v) ? '[…]' : v instanceof Object ? '{…}' : JSON.stringify(v);
   throw new Error(`${what} is ${quoteShort(text)}, not ${want}`);
-}
-
-/**
- * Cuts s to at most n bytes of UTF-8 without splitting a character (§3.3,
- * §10.2), as the Go runtime's CutReason.
- */
-export function cutReason(s: string, n: number): string {
-  const b = utf8Encode(s);
-  if (b.length <= n) return s;
-  // Step back over continuation bytes (10xxxxxx) to a character start.
-  while (n && ((b[n] as number) & 0xc0) === 0x80) n--;
-  return utf8Decode(b.subarray(0, n));
-}
-
-/** Quotes a peer-supplied value for an error message, cut so a hostile payload cannot inflate a close reason. */
-export function quoteShort(s: string): string {
-  const cut = cutReason(s, 40);
-  return "'" + cut + (cut === s ? "'" : "…'");
 }

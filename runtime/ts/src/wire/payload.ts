@@ -4,13 +4,6 @@
 import { decodeObject, jsonString, quoteShort, readObject } from './json.js';
 import { utf8Encode } from './utf8.js';
 
-/** The CALL_CREDIT payload {"credit":n} (§6.6). */
-export function encodeCredit(n: number): Uint8Array {
-  return utf8Encode(JSON.stringify({ credit: n }));
-}
-
-const maxInt32 = 0x7fffffff;
-
 /**
  * Reads a CALL_CREDIT payload (§6.6): the grant, or undefined when the frame
  * must be ignored (credit missing, not a number, not whole, not positive, or
@@ -41,6 +34,24 @@ export function encodeCallError(e: CallError): Uint8Array {
   return utf8Encode(JSON.stringify({ code: e.code, message: e.message }));
 }
 
+/** Reads a JOIN or LEAVE payload (§6.5): room a non-empty string, other fields ignored; else WT_PROTOCOL_ERROR. */
+export function parseRoom(b: Uint8Array): string {
+  // An empty room is as good as none.
+  return readObject<{ room: string }>(b, 'room', { room: (v, what) => jsonString(v, what) || undefined }).room;
+}
+
+/** The JOIN and LEAVE payload {"room":"…"} (§6.5). */
+export function encodeRoom(room: string): Uint8Array {
+  return utf8Encode('{"room":' + JSON.stringify(room) + '}');
+}
+
+/** The CALL_CREDIT payload {"credit":n} (§6.6). */
+export function encodeCredit(n: number): Uint8Array {
+  return utf8Encode(JSON.stringify({ credit: n }));
+}
+
+const maxInt32 = 0x7fffffff;
+
 /**
  * Reads a CALL_ERROR payload (§6.4): code a WT_-prefixed string, message a
  * string; unknown codes are kept (opaque) and other fields ignored. Anything
@@ -55,15 +66,4 @@ export function parseCallError(b: Uint8Array): CallError {
     },
     message: jsonString,
   });
-}
-
-/** The JOIN and LEAVE payload {"room":"…"} (§6.5). */
-export function encodeRoom(room: string): Uint8Array {
-  return utf8Encode('{"room":' + JSON.stringify(room) + '}');
-}
-
-/** Reads a JOIN or LEAVE payload (§6.5): room a non-empty string, other fields ignored; else WT_PROTOCOL_ERROR. */
-export function parseRoom(b: Uint8Array): string {
-  // An empty room is as good as none.
-  return readObject<{ room: string }>(b, 'room', { room: (v, what) => jsonString(v, what) || undefined }).room;
 }

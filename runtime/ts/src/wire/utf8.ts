@@ -7,6 +7,11 @@ const encoder = new TextEncoder();
 // whitespace, so the text is no JSON, as the Go runtime reads it.
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The text of UTF-8 bytes; throws a TypeError when they are not UTF-8. */
+export function utf8Decode(b: Uint8Array): string {
+  return decoder.decode(b);
+}
+
 export function utf8Encode(s: string): Uint8Array {
   return encoder.encode(s);
 }
@@ -23,9 +28,4 @@ export function utf8Into(s: string, b: Uint8Array, off: number): number {
     b[off + i] = c;
   }
   return s.length;
-}
-
-/** The text of UTF-8 bytes; throws a TypeError when they are not UTF-8. */
-export function utf8Decode(b: Uint8Array): string {
-  return decoder.decode(b);
 }
