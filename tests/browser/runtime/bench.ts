@@ -9,6 +9,7 @@ import { Client } from '../../../runtime/ts/src/index.js';
 import type { Contract } from '../../../runtime/ts/src/index.js';
 import { connectWebTransport } from '../../../runtime/ts/src/webtransport.js';
 import { conformanceContract } from '../../../runtime/ts/test/node-go/conformance.tio.js';
+import { serve } from './page.js';
 
 const contract: Contract = conformanceContract;
 const ids: Record<string, number> = {};
@@ -365,13 +366,6 @@ export function runtimePage(C: typeof Client, connect: typeof connectWebTranspor
 /** The pages a scenario names: raw, runtime, and base when TIO_BENCH_BASE adds it. */
 export const pages: Record<string, typeof raw> = { raw, runtime: runtimePage(Client, connectWebTransport, contract) };
 
-declare global {
-  interface Window {
-    tio: Record<string, (...args: never[]) => Promise<unknown>>;
-    tioReady: boolean;
-  }
-}
-
 for (const e of contract.events) ids[e.name] = e.id;
 
 // bench(impl, kind, ...args): one measurement.
@@ -382,5 +376,4 @@ async function bench(url: string, sha256: number[], impl: string, kind: keyof ty
   return fn(url, sha256, ...args);
 }
 
-window.tio = { bench } as unknown as Window['tio'];
-window.tioReady = true;
+serve({ bench });

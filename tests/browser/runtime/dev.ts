@@ -12,6 +12,7 @@ import { connectDev } from '../../../runtime/ts/src/dev.js';
 import { connectWebSocket } from '../../../runtime/ts/src/websocket.js';
 import { withFallback } from '../../../runtime/ts/src/fallback.js';
 import { conformanceContract } from '../../../runtime/ts/test/node-go/conformance.tio.js';
+import { serve } from './page.js';
 
 const contract: Contract = conformanceContract;
 
@@ -79,12 +80,4 @@ const scenarios = {
   },
 };
 
-declare global {
-  interface Window {
-    tio: Record<string, (...args: never[]) => Promise<unknown>>;
-    tioReady: boolean;
-  }
-}
-
-window.tio = scenarios as unknown as Window['tio'];
-window.tioReady = true;
+serve(scenarios);

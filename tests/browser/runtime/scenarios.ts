@@ -9,12 +9,13 @@
 // The contract is the conformance contract's generated table
 // (runtime/ts/test/node-go/conformance.tio.ts, from testdata/conformance).
 
-import { Client, TransportError, RefusedError } from '../../../runtime/ts/src/index.js';
+import { Client } from '../../../runtime/ts/src/index.js';
 import type { Contract, EventSpec } from '../../../runtime/ts/src/index.js';
 import { connectWebTransport } from '../../../runtime/ts/src/webtransport.js';
 import { connectWebSocket } from '../../../runtime/ts/src/websocket.js';
 import { withFallback } from '../../../runtime/ts/src/fallback.js';
 import { conformanceContract } from '../../../runtime/ts/test/node-go/conformance.tio.js';
+import { describe, serve } from './page.js';
 
 const contract: Contract = conformanceContract;
 
@@ -24,25 +25,6 @@ function hashes(sha256: number[]) {
 
 function wt(url: string, sha256: number[]) {
   return connectWebTransport(url, { serverCertificateHashes: hashes(sha256) });
-}
-
-// describe turns whatever a promise rejected with into what the Go test
-// checks.
-function describe(e: unknown) {
-  if (e instanceof TransportError) {
-    return {
-      transportError: true,
-      refused: e instanceof RefusedError,
-      name: e.name,
-      code: e.code,
-      number: e.number ?? null,
-      message: e.message,
-      remedy: e.remedy,
-      reason: e instanceof RefusedError ? e.reason : null,
-    };
-  }
-  const err = e as { name?: string; message?: string };
-  return { transportError: false, name: err?.name ?? typeof e, message: String(err?.message ?? e) };
 }
 
 async function settle<T>(p: Promise<T>): Promise<{ ok: T } | { error: ReturnType<typeof describe> }> {
@@ -375,12 +357,4 @@ const scenarios = {
   },
 };
 
-declare global {
-  interface Window {
-    tio: Record<string, (...args: never[]) => Promise<unknown>>;
-    tioReady: boolean;
-  }
-}
-
-window.tio = scenarios as unknown as Window['tio'];
-window.tioReady = true;
+serve(scenarios);

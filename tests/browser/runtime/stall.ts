@@ -4,18 +4,10 @@
 // reports how far it got. Run as window.tio.stall(url, sha256, ...args)
 // through run.mjs, bundled with esbuild from runtime/ts/src.
 
-import { Client, TransportError } from '../../../runtime/ts/src/index.js';
+import { Client } from '../../../runtime/ts/src/index.js';
 import type { Contract } from '../../../runtime/ts/src/index.js';
 import { connectWebTransport } from '../../../runtime/ts/src/webtransport.js';
-
-// What an emit or connect threw, as the Go test reads it (pageError).
-function describe(e: unknown) {
-  if (e instanceof TransportError) {
-    return { transportError: true, name: e.name, code: e.code, number: e.number ?? null, message: e.message, remedy: e.remedy };
-  }
-  const err = e as { name?: string; message?: string };
-  return { transportError: false, name: err?.name ?? typeof e, message: String(err?.message ?? e) };
-}
+import { describe, serve } from './page.js';
 
 const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
@@ -89,12 +81,4 @@ const scenarios = {
   },
 };
 
-declare global {
-  interface Window {
-    tio: Record<string, (...args: never[]) => Promise<unknown>>;
-    tioReady: boolean;
-  }
-}
-
-window.tio = scenarios as unknown as Window['tio'];
-window.tioReady = true;
+serve(scenarios);
