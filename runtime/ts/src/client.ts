@@ -100,9 +100,10 @@ class Run extends AbortController {
         if (s) resolve(s);
         else reject(e);
       };
+      // Called only by the signal, so there is one.
       const onAbort = () => {
         this.#waiters.delete(w);
-        reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal?.reason, remedy: 'Nothing to do.' }));
+        reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal!.reason, remedy: 'Nothing to do.' }));
       };
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort);

@@ -58,6 +58,36 @@ export const ResetCode = {
   WT_TOO_MANY_STREAMS: ResetTooManyStreams,
 } as const;
 
+/** Every known code's remedy, as the Go runtime's wire/code.go gives it. */
+const remedies: Record<KnownCode, string> = {
+  WT_NO_ERROR: 'Nothing to do.',
+  WT_ABORTED: 'Abandon the work.',
+  WT_TOO_MANY_STREAMS: 'Make fewer calls at once.',
+  WT_PROTOCOL_VERSION_MISMATCH: 'Upgrade one side.',
+  WT_CONTRACT_MISMATCH: 'Deploy one contract on both sides.',
+  WT_HANDSHAKE_TIMEOUT: 'Check the peer speaks transport-io.',
+  WT_PEER_TOO_SLOW: 'Consume faster.',
+  WT_PROTOCOL_ERROR: 'Fix the peer.',
+  WT_IDLE_TIMEOUT: 'Reconnect.',
+  WT_RELIABILITY_REFUSED: 'Use datagrams, or declare fallbacks.',
+  WT_UNAUTHORIZED: 'Retry only with a new credential.',
+  WT_NO_SUPPORT: 'Use WebTransport, or a WebSocket fallback.',
+  WT_LANE_UNAVAILABLE: 'Make calls over WebTransport.',
+  WT_DATAGRAM_TOO_LARGE: 'Send less, or make the event reliable.',
+  WT_ROOM_NOT_JOINED: 'Join the room first.',
+  WT_SESSION_CLOSED: 'Reconnect and retry.',
+  WT_HANDSHAKE_FAILED: 'Check the server and its certificate.',
+  WT_UDP_UNREACHABLE: 'Open UDP to the server.',
+  WT_CERT_EXPIRED: 'Mint a new certificate and reload.',
+  WT_DEV_ONLY: 'Use it from loopback only.',
+  WT_PORT_IN_USE: 'Free the port or pass another.',
+  WT_PAYLOAD_TOO_LARGE: 'Send smaller payloads.',
+  WT_UNSUPPORTED_CODEC: 'Send codec 0x01 or 0x02.',
+  WT_UNKNOWN_EVENT: 'Deploy one contract on both sides.',
+  WT_VALIDATION_FAILED: 'Match the schema.',
+  WT_HANDLER_ERROR: "See the responder's logs.",
+};
+
 /** Local codes (§10.3): raised to the application, never transmitted. */
 export const LocalCodes = [
   'WT_NO_SUPPORT',
@@ -97,16 +127,6 @@ export type KnownCode = SessionCodeName | ResetCodeName | LocalCodeName | Messag
  */
 export type CodeName = KnownCode | (`WT_${string}` & {});
 
-/** Names a §10.2 close code, or returns undefined for a number §10.2 does not define. */
-export function sessionCodeName(code: number): SessionCodeName | undefined {
-  return (Object.keys(SessionCode) as SessionCodeName[]).find((name) => SessionCode[name] === code);
-}
-
-/** Names a §10.1 reset code, or returns undefined for a reserved one. */
-export function resetCodeName(code: number): ResetCodeName | undefined {
-  return (Object.keys(ResetCode) as ResetCodeName[]).find((name) => ResetCode[name] === code);
-}
-
 /**
  * The number a code travels as, when it has one: its §10.2 close code, or
  * for WT_ABORTED and WT_TOO_MANY_STREAMS its §10.1 reset byte.
@@ -115,6 +135,11 @@ export function codeNumber(code: string): number | undefined {
   // A known code only (each has a remedy), never a name every object
   // inherits ('toString'); WT_NO_ERROR is 0 in both tables.
   return Object.hasOwn(remedies, code) ? (SessionCode[code as SessionCodeName] ?? ResetCode[code as ResetCodeName]) : undefined;
+}
+
+/** The one-sentence advice the spec gives for a code, or '' for a code this package does not know. */
+export function remedy(code: string): string {
+  return Object.hasOwn(remedies, code) ? remedies[code as KnownCode] : '';
 }
 
 /**
@@ -141,36 +166,12 @@ export function sessionCodeFromWebSocket(ws: number): number | undefined {
   return ws >= WebSocketCodeBase && ws <= webSocketCodeMax ? ws - WebSocketCodeBase : undefined;
 }
 
-const remedies: Record<KnownCode, string> = {
-  WT_NO_ERROR: 'Nothing to do.',
-  WT_ABORTED: 'Abandon the work.',
-  WT_TOO_MANY_STREAMS: 'Make fewer calls at once.',
-  WT_PROTOCOL_VERSION_MISMATCH: 'Upgrade one side.',
-  WT_CONTRACT_MISMATCH: 'Deploy one contract on both sides.',
-  WT_HANDSHAKE_TIMEOUT: 'Check the peer speaks transport-io.',
-  WT_PEER_TOO_SLOW: 'Consume faster.',
-  WT_PROTOCOL_ERROR: 'Fix the peer.',
-  WT_IDLE_TIMEOUT: 'Reconnect.',
-  WT_RELIABILITY_REFUSED: 'Use datagrams, or declare fallbacks.',
-  WT_UNAUTHORIZED: 'Retry only with a new credential.',
-  WT_NO_SUPPORT: 'Use WebTransport, or a WebSocket fallback.',
-  WT_LANE_UNAVAILABLE: 'Make calls over WebTransport.',
-  WT_DATAGRAM_TOO_LARGE: 'Send less, or make the event reliable.',
-  WT_ROOM_NOT_JOINED: 'Join the room first.',
-  WT_SESSION_CLOSED: 'Reconnect and retry.',
-  WT_HANDSHAKE_FAILED: 'Check the server and its certificate.',
-  WT_UDP_UNREACHABLE: 'Open UDP to the server.',
-  WT_CERT_EXPIRED: 'Mint a new certificate and reload.',
-  WT_DEV_ONLY: 'Use it from loopback only.',
-  WT_PORT_IN_USE: 'Free the port or pass another.',
-  WT_PAYLOAD_TOO_LARGE: 'Send smaller payloads.',
-  WT_UNSUPPORTED_CODEC: 'Send codec 0x01 or 0x02.',
-  WT_UNKNOWN_EVENT: 'Deploy one contract on both sides.',
-  WT_VALIDATION_FAILED: 'Match the schema.',
-  WT_HANDLER_ERROR: "See the responder's logs.",
-};
+/** Names a §10.2 close code, or returns undefined for a number §10.2 does not define. */
+export function sessionCodeName(code: number): SessionCodeName | undefined {
+  return (Object.keys(SessionCode) as SessionCodeName[]).find((name) => SessionCode[name] === code);
+}
 
-/** The one-sentence advice the spec gives for a code, or '' for a code this package does not know. */
-export function remedy(code: string): string {
-  return Object.hasOwn(remedies, code) ? remedies[code as KnownCode] : '';
+/** Names a §10.1 reset code, or returns undefined for a reserved one. */
+export function resetCodeName(code: number): ResetCodeName | undefined {
+  return (Object.keys(ResetCode) as ResetCodeName[]).find((name) => ResetCode[name] === code);
 }

@@ -1,21 +1,10 @@
 // What the connectors and the engine share: the errors of how a session
 // ended, of an operation its end interrupted and of an abandoned attempt,
-// how they name a URL in their errors, and their waits. (This order is
-// the one gzip codes the bundle in fewest bytes.)
+// how they read a URL, and their waits.
 
 import { CloseUnauthorized, sessionCodeName } from './codes.js';
 import { RefusedError, TransportError } from './errors.js';
 import type { Clock, CloseInfo, ConnectContext } from './transport.js';
-
-/**
- * Waits on clock for at most ms, or until p resolves (a Conn's closed or a
- * session's ended: neither rejects, and each resolves with an object);
- * gives what p resolved with, or what other resolved with if it came
- * first, or false once ms passed.
- */
-export function settlesWithin<T = never>(p: Promise<object>, ms: number, clock: Clock, other: Promise<T> = never): Promise<object | T | false> {
-  return outcomeWithin(clock, ms, Promise.race([p, other])).then((first) => first !== 'timeout' && (first as object | T));
-}
 
 /** What an operation the session's end interrupted reports (§11): WT_SESSION_CLOSED, caused by how it ended. */
 export function closedBy(cause: TransportError): TransportError {
@@ -47,15 +36,14 @@ export function abandoned(): TransportError {
 export const never = new Promise<never>(() => {});
 
 /**
- * A URL as errors may print it: scheme, host and path, never the query
- * (§4.3). The origin is the URL's own, scheme://host[:port] for https:,
- * ws: and wss: (Chromium, Firefox and Node alike; "null" for a scheme
- * without one).
+ * The URL url names, or undefined when it names none. The connectors' errors
+ * print its origin and path, never its query (§4.3): the origin is
+ * scheme://host[:port] for https:, ws: and wss: (Chromium, Firefox and
+ * Node alike; "null" for a scheme without one).
  */
-export function describeUrl(url: string): { scheme: string; origin: string; text: string } | undefined {
+export function parseUrl(url: string): URL | undefined {
   try {
-    const u = new URL(url);
-    return { scheme: u.protocol, origin: u.origin, text: u.origin + u.pathname };
+    return new URL(url);
   } catch {
     // Not a URL: undefined.
   }

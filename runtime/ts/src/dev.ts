@@ -69,7 +69,7 @@ async function openDev(baseUrl: string, options: DevOptions, ctx: ConnectContext
   const m = await fetchManifest(`${base.protocol}//${base.host}`, ctx);
   const session = new URL(m.url);
   if (session.protocol !== 'https:' || !isLoopbackHost(session.hostname)) {
-    // Scheme, host and path of any scheme (describeUrl names special schemes only), never the query.
+    // Scheme, host and path of any scheme (a URL's origin names special schemes only), never the query.
     throw new TransportError('WT_DEV_ONLY', `the development manifest names a session URL off loopback (${session.protocol}//${session.host}${session.pathname})`);
   }
   const now = (options.now ?? Date.now)();

@@ -7,7 +7,7 @@
 // runtime's transport/websocket.
 
 import { CloseIdleTimeout, CloseNoError, ClosePeerTooSlow, CloseProtocolError, MaxWebSocketReason, sessionCodeFromWebSocket, webSocketCloseCode } from './codes.js';
-import { abandoned, describeUrl, endedError, never, outcomeWithin, settlesWithin } from './connector.js';
+import { abandoned, endedError, never, outcomeWithin, parseUrl } from './connector.js';
 import { TransportError } from './errors.js';
 import { cutReason } from './wire/json.js';
 import type { Clock, CloseInfo, Conn, ConnectContext, Connector, Opened } from './transport.js';
@@ -231,7 +231,7 @@ class WebSocketConn implements Conn {
   // within CloseGraceMs is the session lost (§11: no code) here, and the
   // socket let go. Resolves once the session ended either way.
   async #failed(): Promise<void> {
-    if (!(await settlesWithin(this.closed, CloseGraceMs, this.#clock))) this.abandon();
+    if ((await outcomeWithin(this.#clock, CloseGraceMs, this.closed)) === 'timeout') this.abandon();
   }
 }
 
@@ -248,8 +248,8 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       if (!Ctor) {
         throw new TransportError('WT_NO_SUPPORT', 'no WebSocket here; pass one');
       }
-      const where = describeUrl(url);
-      if (where?.scheme !== 'ws:' && where?.scheme !== 'wss:') {
+      const where = parseUrl(url);
+      if (where?.protocol !== 'ws:' && where?.protocol !== 'wss:') {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not ws:// or wss://');
       }
       if (ctx.signal.aborted) throw abandoned();
@@ -257,7 +257,7 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       try {
         sock = new Ctor(url);
       } catch (err) {
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}`, { cause: err });
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}${where.pathname}`, { cause: err });
       }
       const conn = new WebSocketConn(sock, ctx.clock);
       const timeoutMs = options.connectTimeoutMs ?? DefaultConnectTimeoutMs;
@@ -266,7 +266,7 @@ export function connectWebSocket(url: string, options: WebSocketOptions = {}): C
       if (outcome) {
         conn.abandon();
         if (outcome === 'aborted') throw abandoned();
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}${where.pathname}: ${outcome === 'timeout' ? `no upgrade in ${timeoutMs} ms` : outcome}`);
       }
       return { conn, fallbackReason: null };
     },

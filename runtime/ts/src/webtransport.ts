@@ -5,7 +5,7 @@
 // Mirrors the Go runtime's transport/webtransport client.
 
 import { CloseNoError, CloseReliabilityRefused, MaxCloseReason } from './codes.js';
-import { abandoned, describeError, describeUrl, endedError, never, outcomeWithin, settlesWithin } from './connector.js';
+import { abandoned, describeError, endedError, never, outcomeWithin, parseUrl } from './connector.js';
 import { StreamResetError, TransportError } from './errors.js';
 import type { CallStream, Clock, CloseInfo, Conn, ConnectContext, Connector, DatagramQueue, Opened, ReceiveStream, SendStream } from './transport.js';
 import { cutReason } from './wire/json.js';
@@ -128,7 +128,7 @@ class WebTransportConn implements Conn {
    */
   #op<T>(what: string, op: Promise<T>): Promise<T> {
     return op.catch(async (err) => {
-      if (await settlesWithin(this.closed, CloseWaitMs, this.#clock)) throw endedError(this.#info!);
+      if ((await outcomeWithin(this.#clock, CloseWaitMs, this.closed)) !== 'timeout') throw endedError(this.#info!);
       throw new TransportError('WT_SESSION_CLOSED', `${what}: ${describeError(err)}`, { cause: err });
     });
   }
@@ -140,10 +140,10 @@ class WebTransportConn implements Conn {
    * the readable has it); the session's end, once closed says how it
    * ended; otherwise a reset with an unknown code (Firefox), never a crash.
    */
-  async #failure(err: unknown, otherHalf?: Promise<number>): Promise<Error> {
-    const outcome = streamErrorCode(err) ?? (await settlesWithin(this.closed, CloseWaitMs, this.#clock, otherHalf));
+  async #failure(err: unknown, otherHalf: Promise<number>): Promise<Error> {
+    const outcome = streamErrorCode(err) ?? (await outcomeWithin(this.#clock, CloseWaitMs, Promise.race([this.closed, otherHalf])));
     if (typeof outcome === 'number') return new StreamResetError(outcome, true);
-    if (outcome) return endedError(this.#info!);
+    if (outcome !== 'timeout') return endedError(this.#info!);
     return new StreamResetError(undefined, true, `reset by the peer, no code (${describeError(err)})`);
   }
 
@@ -168,11 +168,14 @@ class WebTransportConn implements Conn {
   #stream(w: WritableStreamDefaultWriter<Uint8Array> | undefined, r?: ReadableStreamDefaultReader<Uint8Array>): CallStream {
     let reset: StreamResetError | undefined;
     let stopped: StreamResetError | undefined;
-    // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
-    // (receiving) half fails with one; never settles otherwise, nor after
-    // this side's own reset (stop).
-    const peerStopped = w && r && peerCodeOf(w.closed, () => !reset);
-    const peerReset = w && r && peerCodeOf(r.closed, () => !stopped);
+    // On a call stream, the code of the peer's STOP_SENDING (RESET_STREAM)
+    // once the sending (receiving) half fails with one; never settles
+    // otherwise, nor after this side's own reset (stop), nor on a stream of
+    // one half.
+    const peerStopped: Promise<number> =
+      w && r ? w.closed.then(() => never, (err: unknown) => (reset ? never : (streamErrorCode(err) ?? never))) : never;
+    const peerReset: Promise<number> =
+      w && r ? r.closed.then(() => never, (err: unknown) => (stopped ? never : (streamErrorCode(err) ?? never))) : never;
     // What a failed write or close throws. The writer queues: a write is not
     // held back behind the previous one's completion, and resolves once the
     // stream took the bytes; like every promise-returning Web API it
@@ -230,14 +233,6 @@ function resetReason(code: number): unknown {
   return WTError ? new (WTError as new (init: { streamErrorCode: number }) => unknown)({ streamErrorCode: code }) : code;
 }
 
-/** The code a half's closed promise rejects with, while notLocal() holds; a promise that never settles otherwise. */
-function peerCodeOf(closed: Promise<unknown>, notLocal: () => boolean): Promise<number> {
-  return closed.then(
-    () => never,
-    (err: unknown) => (notLocal() ? (streamErrorCode(err) ?? never) : never),
-  );
-}
-
 /**
  * A connector for WebTransport sessions at url (https://host:port/path). It
  * does no I/O until the client opens a session through it. A session that
@@ -255,8 +250,8 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       if (!WT) {
         throw new TransportError('WT_NO_SUPPORT', 'no WebTransport here');
       }
-      const where = describeUrl(url);
-      if (where?.scheme !== 'https:') {
+      const where = parseUrl(url);
+      if (where?.protocol !== 'https:') {
         throw new TransportError('WT_HANDSHAKE_FAILED', 'URL not https://');
       }
       if (ctx.signal.aborted) throw abandoned();
@@ -267,7 +262,7 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
       try {
         transport = new WT(url, init);
       } catch (err) {
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.text}: ${describeError(err)}`, {
+        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}${where.pathname}: ${describeError(err)}`, {
           cause: err,
         });
       }

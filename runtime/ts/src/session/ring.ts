@@ -30,10 +30,6 @@ export class DatagramRing {
     this.#drops = drops;
   }
 
-  get length(): number {
-    return this.#q.length;
-  }
-
   /** The oldest entry no older than the TTL, dropping the older ones it passes; undefined when none is left. */
   pop(): Uint8Array | undefined {
     const now = this.#clock.now();

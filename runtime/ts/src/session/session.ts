@@ -18,7 +18,7 @@ import {
 } from '../codes.js';
 import { protocolError, StreamResetError, TransportError } from '../errors.js';
 import type { CompiledContract, CompiledEvent } from '../contract.js';
-import { closeError, closedBy, describeError, outcomeWithin, settlesWithin } from '../connector.js';
+import { closeError, closedBy, describeError, outcomeWithin } from '../connector.js';
 import type { CallStream, Clock, Conn, ReceiveStream } from '../transport.js';
 import {
   checkFrame,
@@ -335,9 +335,9 @@ export class Session {
     if (payload.length > limit) {
       throw new TransportError('WT_DATAGRAM_TOO_LARGE', `'${ev.name}': ${payload.length} bytes, over ${limit}`);
     }
-    const seq = (this.#seqs[ev.id] = nextSeq(this.#seqs[ev.id] ?? 0));
     const b = new Uint8Array(DatagramHeaderLen + payload.length);
-    putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, seq);
+    // The event's next sequence (§7.3), recorded as its last sent.
+    putDatagramHeader(b, 0, ev.payloadCodec, ev.id, clientOrigin, (this.#seqs[ev.id] = nextSeq(this.#seqs[ev.id] ?? 0)));
     b.set(payload, DatagramHeaderLen);
     // The ring holds what the transport (§9) or the WebSocket mapping's
     // emit lane (§3.3) cannot take yet; either takes from it as it has room.
@@ -394,13 +394,9 @@ export class Session {
           off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
-        // Nothing to write: wait. Nothing is taken once the session closed
-        // (its end empties the queue); what the ring holds then is never sent.
-        for (;;) {
-          if (this.#taking === false) return;
-          if (this.#q.length || (this.#ws && this.#ring.length)) break;
-          await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
-        }
+        // Nothing is taken once the session closed (its end empties the
+        // queue); what the ring holds then is never sent.
+        if (this.#taking === false) return;
         // Take the frames: the queue is free for new emits while this batch is written.
         q = this.#q;
         this.#q = [];
@@ -410,6 +406,8 @@ export class Session {
             q.push(FrameDatagram, CodecJson, 0, d);
           }
         }
+        // Nothing to write: wait, then take again.
+        if (!q.length) await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
       }
     } catch (e) {
       // A write failing because the session ended fails once the Conn
@@ -545,7 +543,7 @@ export class Session {
     const ev = this.#lookupSend(name, 'returns');
     let response: string | Uint8Array | undefined;
     // Any number of responses is accepted (§3.2); the first is the answer.
-    for await (const content of this.#exchange(value, signal, ev, true)) response ??= content;
+    for await (const content of this.#exchange(value, signal, ev, false)) response ??= content;
     // A response's content is never empty (a frame's payload has at least one byte, §5.1).
     if (!response) throw protocolError(`'${ev.name}': no response`);
     return decodeValue(ev, response, true);
@@ -560,7 +558,7 @@ export class Session {
    */
   async *stream(name: string, value: unknown, signal?: AbortSignal): AsyncGenerator<unknown, void, undefined> {
     const ev = this.#lookupSend(name, 'yields');
-    for await (const content of this.#exchange(value, signal, ev, false)) yield decodeValue(ev, content, true);
+    for await (const content of this.#exchange(value, signal, ev, true)) yield decodeValue(ev, content, true);
   }
 
   /**
@@ -572,7 +570,7 @@ export class Session {
    * with FIN. Leaving early abandons the stream (§8). (The parameters'
    * order is the one the bundle is smallest with.)
    */
-  async *#exchange(value: unknown, signal: AbortSignal | undefined, ev: CompiledEvent, fin: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
+  async *#exchange(value: unknown, signal: AbortSignal | undefined, ev: CompiledEvent, yields: boolean): AsyncGenerator<string | Uint8Array, void, undefined> {
     // The WebSocket mapping has no call streams (§3.3); a WebTransport Conn has openCall (the Conn's contract).
     if (this.#ws) {
       throw new TransportError('WT_LANE_UNAVAILABLE', `'${ev.name}': no calls over WebSocket`);
@@ -627,7 +625,7 @@ export class Session {
     // the transport to report that end, and the call then rejects
     // WT_SESSION_CLOSED.
     const failedAsync = async (e: unknown): Promise<TransportError> => {
-      if (!settled && !(e instanceof StreamResetError)) await settlesWithin(this.ended, 1000, this.#clock);
+      if (!settled && !(e instanceof StreamResetError)) await outcomeWithin(this.#clock, 1000, this.ended);
       return failed(e);
     };
     // What a transport operation on the call gives (the handshake's arrival,
@@ -662,7 +660,7 @@ export class Session {
       // stream, which the loop below reads, as the Go runtime's client does.
       // A stop without its code (Firefox, or Chromium losing the reset that
       // came with it) still fails the call: the read side may never end.
-      Promise.all([st.write(req), fin && st.close()]).catch((e: StreamResetError) => {
+      Promise.all([st.write(req), yields || st.close()]).catch((e: StreamResetError) => {
         if (!e.remote || e.code == null || e.code === ResetTooManyStreams) void failedAsync(e);
       });
       const dec = new FrameDecoder();
@@ -677,7 +675,7 @@ export class Session {
           // it; a malformed CALL_ERROR throws its own WT_PROTOCOL_ERROR.
           // Unknown codes are kept as they are.
           finished = true;
-          if (!fin) st.close().catch(() => {});
+          if (yields) st.close().catch(() => {});
           st.stop(1); // terminal: nothing more to read (0 is never sent, §10.1)
           const ce = parseCallError(f.payload);
           throw new TransportError(ce.code as CodeName, ce.message);
@@ -688,7 +686,7 @@ export class Session {
         if (f.type !== FrameCallResponse) throw protocolError(`'${ev.name}': ${frameTypeName(f.type)} in a response`);
         yield slotContent(ev, true, f.codec, f.payload);
         // The loop came back for more: the element was consumed.
-        if (!fin && ++consumed === CreditBatch) {
+        if (yields && ++consumed === CreditBatch) {
           consumed = 0;
           // One batch's CALL_CREDIT, never above the initial window (§6.6), in
           // a fresh buffer (the transport owns it). A failed grant shows up
@@ -698,7 +696,7 @@ export class Session {
       }
       if (!dec.empty) throw failed(new Error('stream ended mid-frame'));
       finished = true;
-      if (!fin) await st.close().catch(() => {}); // the sequence is complete
+      if (yields) await st.close().catch(() => {}); // the sequence is complete
     } finally {
       if (st && !finished) abandon(st);
       signal?.removeEventListener('abort', halt);

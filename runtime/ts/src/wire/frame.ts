@@ -44,20 +44,6 @@ const frameNames = ['', 'HANDSHAKE', 'EMIT', 'CALL_REQUEST', 'CALL_RESPONSE', 'C
 export const Codec = { JSON: CodecJson, BYTES: CodecBytes } as const;
 export type Codec = (typeof Codec)[keyof typeof Codec];
 
-/**
- * Encodes one frame. It throws the TransportError a receiver would raise
- * for it (§5.1–§5.4): WT_PROTOCOL_ERROR for an empty payload or a wrong
- * type, codec or event id, WT_UNSUPPORTED_CODEC for a reserved codec,
- * WT_PAYLOAD_TOO_LARGE over the type's cap.
- */
-export function encodeFrame(t: number, c: number, eventId: number, payload: Uint8Array): Uint8Array {
-  checkFrame(t, c, eventId, payload.length);
-  const b = new Uint8Array(HeaderLen + payload.length);
-  putHeader(b, 0, t, c, eventId, payload.length);
-  b.set(payload, HeaderLen);
-  return b;
-}
-
 /** Reports whether c is a codec version 0 accepts. */
 export function codecKnown(c: number): c is Codec {
   return c === CodecJson || c === CodecBytes;
@@ -88,6 +74,25 @@ export interface Frame {
   readonly payload: Uint8Array;
 }
 
+/** A byte as two hex digits, naming a reserved codec or type. */
+function hex2(n: number): string {
+  return n.toString(16).padStart(2, '0');
+}
+
+/**
+ * Encodes one frame. It throws the TransportError a receiver would raise
+ * for it (§5.1–§5.4): WT_PROTOCOL_ERROR for an empty payload or a wrong
+ * type, codec or event id, WT_UNSUPPORTED_CODEC for a reserved codec,
+ * WT_PAYLOAD_TOO_LARGE over the type's cap.
+ */
+export function encodeFrame(t: number, c: number, eventId: number, payload: Uint8Array): Uint8Array {
+  checkFrame(t, c, eventId, payload.length);
+  const b = new Uint8Array(HeaderLen + payload.length);
+  putHeader(b, 0, t, c, eventId, payload.length);
+  b.set(payload, HeaderLen);
+  return b;
+}
+
 /**
  * Throws the error a receiver would raise for a frame of this header and
  * payload size, applying §5.1–§5.4 in the order a receiver reads them: type,
@@ -112,11 +117,6 @@ export function checkFrame(t: number, c: number, eventId: number, payloadLen: nu
   if (!eventId === (t === FrameEmit || t === FrameCallRequest)) {
     throw protocolError(`${frameTypeName(t)} with event id ${eventId}`);
   }
-}
-
-/** A byte as two hex digits, naming a reserved codec or type. */
-function hex2(n: number): string {
-  return n.toString(16).padStart(2, '0');
 }
 
 export function putU32(b: Uint8Array, off: number, v: number): void {

@@ -94,7 +94,8 @@ function decodeEvents(raw: unknown, what: string): EventEntry[] {
     const name = jsonString(cells[0], `${at} name`);
     const event = `event ${quoteShort(name)}`;
     const id = cells[1] as number;
-    expect(Number.isInteger(id) && id >= 0 && id <= 0xffffffff, id, `${event} id`, 'a u32');
+    // A u32: an integer its own unsigned 32-bit value, 0 to 0xffffffff.
+    expect(Number.isInteger(id) && id === id >>> 0, id, `${event} id`, 'a u32');
     if (!id) throw new Error(`${event} has id 0`);
     const lane = jsonString(cells[2], `${event} lane`);
     if (lane !== 'reliable' && lane !== 'unreliable') throw new Error(`${event} has lane ${quoteShort(lane)}`);

@@ -90,8 +90,9 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
 export function cutReason(s: string, n: number): string {
   const b = utf8Encode(s);
   if (b.length <= n) return s;
-  // Step back over continuation bytes (10xxxxxx) to a character start.
-  while (n && ((b[n] as number) & 0xc0) === 0x80) n--;
+  // Step back over continuation bytes (10xxxxxx) to a character start; the
+  // encoder's bytes start with one, so the loop ends at 0 at the latest.
+  while (((b[n] as number) & 0xc0) === 0x80) n--;
   return utf8Decode(b.subarray(0, n));
 }
 
