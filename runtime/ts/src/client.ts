@@ -4,8 +4,8 @@
 // reconnect is a new session: nothing is resumed (§11).
 
 import { CloseNoError, SessionCode, type SessionCodeName } from './codes.js';
-import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { closedBy, describeError, never, outcomeWithin } from './connector.js';
+import { compileContract, type CompiledContract, type Contract } from './contract.js';
 import { protocolError, type RefusedError, TransportError } from './errors.js';
 import { noStats, reportError, Session, type Handler, type Stats } from './session/session.js';
 import type { Clock, Connector, Mapping } from './transport.js';
@@ -105,9 +105,9 @@ class Run extends AbortController {
         this.#waiters.delete(w);
         reject(new TransportError('WT_ABORTED', 'cancelled while connecting', { cause: signal!.reason, remedy: 'Nothing to do.' }));
       };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort);
       this.#waiters.add(w);
+      // A signal aborted already fires no more 'abort'.
+      signal?.aborted ? onAbort() : signal?.addEventListener('abort', onAbort);
     });
   }
 }

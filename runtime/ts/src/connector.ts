@@ -70,9 +70,8 @@ export function outcomeWithin<T>(clock: Clock, ms: number, outcome: Promise<T>, 
       // A signal aborted already fires no more 'abort' (a snapshot listener's close() just before the wait).
       signal?.aborted ? onAbort() : signal?.addEventListener('abort', onAbort);
     }),
-  ]).then((first) => {
+  ]).finally(() => {
     clock.clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort!);
-    return first;
   });
 }

@@ -111,7 +111,8 @@ export function compileContract(c: Contract): CompiledContract {
     const has = (field: keyof EventSpec): never => fail(`has ${field} ${JSON.stringify(e[field])}`);
     const codecOf = (slot: string, v: SlotCodec | undefined): Codec => (v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} ${JSON.stringify(v)}`));
     if (typeof e.name !== 'string' || !e.name) throw new TypeError(`contract ${name}: an event has no name`);
-    if (!Number.isInteger(e.id) || e.id < 1 || e.id > 0xffffffff) fail(`has id ${String(e.id)}`);
+    // A u32 other than 0; anything but a number (a bigint, a symbol) is refused before >>> would throw.
+    if (typeof e.id !== 'number' || e.id !== e.id >>> 0 || !e.id) fail(`has id ${String(e.id)}`);
     if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane');
     const payloadCodec = codecOf('payload', e.payload);
     let resultCodec: Codec | 0 = 0;
@@ -127,7 +128,7 @@ export function compileContract(c: Contract): CompiledContract {
     if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') has('from');
     if (e.fallback !== undefined) {
       if (e.fallback !== 'newest') has('fallback');
-      if (e.lane !== 'unreliable') fail('is reliable with a fallback');
+      if (e.lane === 'reliable') fail('is reliable with a fallback');
     }
     if (byName.has(e.name)) fail('declared twice');
     if (byId.has(e.id)) fail(`shares id ${e.id} with '${byId.get(e.id)!.name}'`);

@@ -44,8 +44,8 @@ export class TransportError extends Error {
   declare readonly remedy: string;
 
   constructor(code: CodeName, message: string, options?: { cause?: unknown; remedy?: string }) {
-    // Error takes only the cause from options, and owns one only when given one.
-    super(redactQueries(message), options?.cause === undefined ? undefined : options);
+    // Error reads only the cause from options, and owns one only when options has one.
+    super(redactQueries(message), options);
     this.code = code;
     this.number = codeNumber(code);
     this.remedy = options?.remedy ?? remedy(code);

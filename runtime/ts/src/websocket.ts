@@ -229,9 +229,11 @@ class WebSocketConn implements Conn {
   // A write failed, or the socket reported an error: its close event may
   // still be on its way and say why (a refusal, §4). Only if none comes
   // within CloseGraceMs is the session lost (§11: no code) here, and the
-  // socket let go. Resolves once the session ended either way.
+  // socket let go (abandon does nothing to a session that ended). Resolves
+  // once the session ended either way.
   async #failed(): Promise<void> {
-    if ((await outcomeWithin(this.#clock, CloseGraceMs, this.closed)) === 'timeout') this.abandon();
+    await outcomeWithin(this.#clock, CloseGraceMs, this.closed);
+    this.abandon();
   }
 }
 

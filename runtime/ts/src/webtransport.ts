@@ -168,14 +168,14 @@ class WebTransportConn implements Conn {
   #stream(w: WritableStreamDefaultWriter<Uint8Array> | undefined, r?: ReadableStreamDefaultReader<Uint8Array>): CallStream {
     let reset: StreamResetError | undefined;
     let stopped: StreamResetError | undefined;
-    // On a call stream, the code of the peer's STOP_SENDING (RESET_STREAM)
-    // once the sending (receiving) half fails with one; never settles
-    // otherwise, nor after this side's own reset (stop), nor on a stream of
-    // one half.
+    // The code of the peer's STOP_SENDING (RESET_STREAM) once the sending
+    // (receiving) half fails with one; never settles otherwise, nor after
+    // this side's own reset (stop), nor without that half. Only the other
+    // half's failure reads it, so on a stream of one half it goes unread.
     const peerStopped: Promise<number> =
-      w && r ? w.closed.then(() => never, (err: unknown) => (reset ? never : (streamErrorCode(err) ?? never))) : never;
+      w ? w.closed.then(() => never, (err: unknown) => (reset ? never : (streamErrorCode(err) ?? never))) : never;
     const peerReset: Promise<number> =
-      w && r ? r.closed.then(() => never, (err: unknown) => (stopped ? never : (streamErrorCode(err) ?? never))) : never;
+      r ? r.closed.then(() => never, (err: unknown) => (stopped ? never : (streamErrorCode(err) ?? never))) : never;
     // What a failed write or close throws. The writer queues: a write is not
     // held back behind the previous one's completion, and resolves once the
     // stream took the bytes; like every promise-returning Web API it

@@ -583,42 +583,35 @@ export class Session {
     // The call's first failure: abandoning the stream makes its other half
     // fail too, with this side's own code, and later failures report the first.
     let settled: TransportError | undefined;
+    // Whether the call ended as the protocol ends it (the responder's FIN or CALL_ERROR): its stream is then not abandoned.
+    let finished: true | undefined;
     let interrupt!: (e: unknown) => void;
     const interrupted = new Promise<never>((_, reject) => (interrupt = reject));
     interrupted.catch(() => {});
-    // Settles the call with err, whatever it waits on, once; returns the first failure.
-    const fail = (err: TransportError): TransportError => {
+    // Settles the call, whatever it waits on, with why it ended without its
+    // outcome: the caller's abort (WT_ABORTED), else the session's end
+    // (WT_SESSION_CLOSED caused by how it ended, §11), else e, a fault of
+    // the responder (an error, or its description); abandons its stream and
+    // returns the first failure (an abort settles the call as it happens, so
+    // a later failure reports it whatever e is). The signal's and the end's
+    // listener, and what op throws at once when either came before.
+    const failed = (e?: unknown): TransportError => {
       if (st) abandon(st);
-      interrupt((settled ??= err));
-      return settled;
-    };
-    // Settles the call for the caller's abort (WT_ABORTED), else the
-    // session's end (WT_SESSION_CLOSED caused by how it ended, §11), and
-    // abandons its stream: what the signal's and the end's listeners do, and
-    // what op does at once when either came before.
-    const halt = (): TransportError => {
-      return fail(
-        signal?.aborted
+      interrupt(
+        (settled ??= signal?.aborted
           ? new TransportError('WT_ABORTED', `'${ev.name}' cancelled${signal.reason instanceof Error ? `: ${signal.reason.message}` : ''}`, {
               cause: signal.reason,
               remedy: 'Nothing to do.',
             })
-          : closedBy(this.endError!),
+          : this.endError
+            ? closedBy(this.endError)
+            : e instanceof StreamResetError
+              ? e.code === ResetTooManyStreams
+                ? new TransportError('WT_TOO_MANY_STREAMS', `'${ev.name}': over ${MaxCalls} calls`)
+                : protocolError(`'${ev.name}': reset, code ${e.code ?? '?'}`)
+              : protocolError(`'${ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`)),
       );
-    };
-    // Names why the call ended without its outcome: the session's end
-    // (WT_SESSION_CLOSED caused by how it ended, §11), or a fault of the
-    // responder. An abort settled the call already (halt), through its
-    // listener or through op, which every call runs first.
-    const failed = (e: unknown): TransportError => {
-      if (this.endError) return halt();
-      return fail(
-        e instanceof StreamResetError
-          ? e.code === ResetTooManyStreams
-            ? new TransportError('WT_TOO_MANY_STREAMS', `'${ev.name}': over ${MaxCalls} calls`)
-            : protocolError(`'${ev.name}': reset, code ${e.code ?? '?'}`)
-          : protocolError(`'${ev.name}': ${e instanceof TransportError ? `${e.code}: ${e.message}` : describeError(e)}`),
-      );
+      return settled;
     };
     // As failed, for an error of the transport: one other than a reset means
     // the session ended (the seam's contract), so it waits up to 1000 ms for
@@ -634,18 +627,17 @@ export class Session {
     // session ended (so an aborted call opens no stream it would not use).
     const op = async <T>(start: () => Promise<T>): Promise<T> => {
       try {
-        if (signal?.aborted || this.endError) throw halt();
+        if (signal?.aborted || this.endError) throw failed();
         // Started only now, and raced: its later rejection is handled.
         return await Promise.race([start(), interrupted]);
       } catch (e) {
         throw await failedAsync(e);
       }
     };
-    signal?.addEventListener('abort', halt);
+    signal?.addEventListener('abort', failed);
     // The session's end to come (one already passed is found by op, before
     // the call waits on anything).
-    this.#endListeners.add(halt);
-    let finished = false;
+    this.#endListeners.add(failed);
     try {
       // A call made before the server's handshake arrived waits for it.
       await op(() => this.ready);
@@ -694,13 +686,13 @@ export class Session {
           st.write(encodeFrame(FrameCallCredit, CodecJson, 0, encodeCredit(CreditBatch))).catch(() => {});
         }
       }
-      if (!dec.empty) throw failed(new Error('stream ended mid-frame'));
+      if (!dec.empty) throw failed('stream ended mid-frame');
       finished = true;
       if (yields) await st.close().catch(() => {}); // the sequence is complete
     } finally {
       if (st && !finished) abandon(st);
-      signal?.removeEventListener('abort', halt);
-      this.#endListeners.delete(halt);
+      signal?.removeEventListener('abort', failed);
+      this.#endListeners.delete(failed);
     }
   }
 
