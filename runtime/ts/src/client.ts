@@ -210,10 +210,9 @@ export class Client {
     // Only an emit is sent by the server (a call never is).
     if (!ev.sentByServer) throw new TypeError(`'${name}' is no server emit`);
     const set = this.#handlers.get(name) ?? new Set<Handler>();
-    this.#handlers.set(name, set);
     // A wrapper per subscription, so one handler subscribed twice is two subscriptions.
     const sub: Handler = (v) => handler(v);
-    set.add(sub);
+    this.#handlers.set(name, set.add(sub));
     return () => {
       set.delete(sub);
     };

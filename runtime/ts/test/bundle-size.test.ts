@@ -277,11 +277,15 @@ const BundleTargetBytes = 10_240;
  * half (−2 B), client.ts's imports sorted (−2 B); TransportError handing
  * Error its options as they are (−9 B), and outcomeWithin clearing its
  * timer and listener in finally, so a rejected outcome no longer leaves
- * them (−4 B): 10,463 B. The 10,240 B target is not yet met. This budget
+ * them (−4 B): 10,463 B. Then a third time: a call's transport
+ * operations rejecting through failedAsync, which throws the call's
+ * failure, in place of a try around each (−11 B), the emit writer's large
+ * frame as if/else, not continue (−5 B), and on() storing the set add()
+ * gives (−3 B): 10,445 B. The 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_463;
+const BundleBudgetBytes = 10_445;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -67,3 +67,15 @@ test('§4 §8 RefusedError and StreamResetError', () => {
   assert.equal(s.remote, true);
   assert.equal(s.name, 'StreamResetError');
 });
+
+test('a TransportError owns a cause only when it was given one, and a remedy it was given replaces the code’s', () => {
+  const cause = new Error('reset');
+  const plain = new TransportError('WT_PROTOCOL_ERROR', 'm');
+  assert.ok(!Object.hasOwn(plain, 'cause'));
+  const advised = new TransportError('WT_NO_ERROR', 'm', { remedy: 'Reconnect.' });
+  assert.ok(!Object.hasOwn(advised, 'cause'));
+  assert.equal(advised.remedy, 'Reconnect.');
+  const caused = new TransportError('WT_SESSION_CLOSED', 'm', { cause });
+  assert.equal(caused.cause, cause);
+  assert.equal(caused.remedy, remedy('WT_SESSION_CLOSED'));
+});

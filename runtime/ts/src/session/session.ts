@@ -383,15 +383,14 @@ export class Session {
             await st.write(batch.slice(0, off));
             off = 0;
           }
-          if (most > emitFlushAt) {
-            await st.write(encodeFrame(q[j] as number, q[j + 1] as number, q[j + 2] as number, p as Uint8Array)); // a larger frame alone
-            continue;
+          if (most > emitFlushAt) await st.write(encodeFrame(q[j] as number, q[j + 1] as number, q[j + 2] as number, p as Uint8Array)); // a larger frame alone
+          else {
+            let n = p.length;
+            if (typeof p === 'string') n = utf8Into(p, batch, off + HeaderLen);
+            else batch.set(p, off + HeaderLen);
+            putHeader(batch, off, q[j] as number, q[j + 1] as number, q[j + 2] as number, n);
+            off += HeaderLen + n;
           }
-          let n = p.length;
-          if (typeof p === 'string') n = utf8Into(p, batch, off + HeaderLen);
-          else batch.set(p, off + HeaderLen);
-          putHeader(batch, off, q[j] as number, q[j + 1] as number, q[j + 2] as number, n);
-          off += HeaderLen + n;
         }
         if (off) await st.write(batch.slice(0, off));
         // Nothing is taken once the session closed (its end empties the
@@ -613,26 +612,22 @@ export class Session {
       );
       return settled;
     };
-    // As failed, for an error of the transport: one other than a reset means
-    // the session ended (the seam's contract), so it waits up to 1000 ms for
-    // the transport to report that end, and the call then rejects
-    // WT_SESSION_CLOSED.
-    const failedAsync = async (e: unknown): Promise<TransportError> => {
+    // As failed, for an error of the transport, but throwing the call's
+    // failure: one other than a reset means the session ended (the seam's
+    // contract), so it waits up to 1000 ms for the transport to report that
+    // end, and the call then rejects WT_SESSION_CLOSED.
+    const failedAsync = async (e: unknown): Promise<never> => {
       if (!settled && !(e instanceof StreamResetError)) await outcomeWithin(this.#clock, 1000, this.ended);
-      return failed(e);
+      throw failed(e);
     };
     // What a transport operation on the call gives (the handshake's arrival,
     // its stream's opening, a read), or the call's failure first; throws at
     // once, starting nothing, when the caller already aborted or the
     // session ended (so an aborted call opens no stream it would not use).
     const op = async <T>(start: () => Promise<T>): Promise<T> => {
-      try {
-        if (signal?.aborted || this.endError) throw failed();
-        // Started only now, and raced: its later rejection is handled.
-        return await Promise.race([start(), interrupted]);
-      } catch (e) {
-        throw await failedAsync(e);
-      }
+      if (signal?.aborted || this.endError) throw failed();
+      // Started only now, and raced: its later rejection is handled.
+      return Promise.race([start(), interrupted]).catch(failedAsync);
     };
     signal?.addEventListener('abort', failed);
     // The session's end to come (one already passed is found by op, before
@@ -653,7 +648,8 @@ export class Session {
       // A stop without its code (Firefox, or Chromium losing the reset that
       // came with it) still fails the call: the read side may never end.
       Promise.all([st.write(req), yields || st.close()]).catch((e: StreamResetError) => {
-        if (!e.remote || e.code == null || e.code === ResetTooManyStreams) void failedAsync(e);
+        // The call's reads report the failure: this rejection is handled.
+        if (!e.remote || e.code == null || e.code === ResetTooManyStreams) failedAsync(e).catch(() => {});
       });
       const dec = new FrameDecoder();
       // Each chunk read through op (one reader for the call, not one per
