@@ -126,10 +126,9 @@ export function compileContract(c: Contract): CompiledContract {
       has('shape');
     }
     if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') has('from');
-    if (e.fallback !== undefined) {
-      if (e.fallback !== 'newest') has('fallback');
-      if (e.lane === 'reliable') fail('is reliable with a fallback');
-    }
+    if (e.fallback !== undefined && e.fallback !== 'newest') has('fallback');
+    // Past the check above a fallback is 'newest' or absent.
+    if (e.fallback && e.lane === 'reliable') fail('is reliable with a fallback');
     if (byName.has(e.name)) fail('declared twice');
     if (byId.has(e.id)) fail(`shares id ${e.id} with '${byId.get(e.id)!.name}'`);
     const ev: CompiledEvent = {
@@ -137,7 +136,8 @@ export function compileContract(c: Contract): CompiledContract {
       spec: e,
       payloadCodec,
       resultCodec,
-      sentByClient: e.shape !== 'emit' || e.from !== 'server',
+      // A call declares no direction (refused above): the client sends every call.
+      sentByClient: e.from !== 'server',
       sentByServer: e.shape === 'emit' && e.from !== 'client',
     };
     byId.set(e.id, ev);

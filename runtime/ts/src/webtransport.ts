@@ -300,14 +300,15 @@ export function connectWebTransport(url: string, options: WebTransportOptions = 
           ProbeTimeoutMs,
           fetch(where.origin + WellKnownPath, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit', signal: ac.signal }).then(
             (rsp) => rsp.type === 'opaque' || rsp.ok,
-            () => false,
+            // A failed request is no answer.
+            () => undefined,
           ),
           ctx.signal,
         );
         // Late, abandoned or answered: the request is over.
         ac.abort();
-        if (answer === true) throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
-        throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
+        if (answer !== true) throw new TransportError('WT_HANDSHAKE_FAILED', `${where.origin}: ${cause}; HTTPS does not answer`);
+        throw new TransportError('WT_UDP_UNREACHABLE', `${where.origin}: ${cause}; HTTPS answers`);
       }
       // §2: a session that would carry the unreliable lane reliably is refused,
       // before the handshake. Chromium leaves reliability undefined.

@@ -281,11 +281,16 @@ const BundleTargetBytes = 10_240;
  * operations rejecting through failedAsync, which throws the call's
  * failure, in place of a try around each (−11 B), the emit writer's large
  * frame as if/else, not continue (−5 B), and on() storing the set add()
- * gives (−3 B): 10,445 B. The 10,240 B target is not yet met. This budget
+ * gives (−3 B): 10,445 B. Then a pass on the blocks the target's
+ * analysis priced: the JSON reader's scan through match, not matchAll
+ * (−4 B), the §10.3 probe's failed request as no answer and its two
+ * refusals in the other order (−6 B), compileContract's sentByClient
+ * without the shape test its call checks make needless and its fallback
+ * checks flat (−5 B): 10,432 B. The 10,240 B target is not yet met. This budget
  * only goes down: lower it whenever the bundle shrinks, until it is the
  * target.
  */
-const BundleBudgetBytes = 10_445;
+const BundleBudgetBytes = 10_432;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

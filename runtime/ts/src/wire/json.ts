@@ -63,7 +63,8 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
   // Objects open around the token: a colon at 1 is the outermost object's.
   let depth = 0;
   let last = '';
-  for (const [t] of text.matchAll(tokenRe)) {
+  // An object holds a brace at least, so match finds a token.
+  for (const t of text.match(tokenRe)!) {
     if (t === '{') depth++;
     else if (t === '}') depth--;
     // Every string, decoded: an escaped surrogate that pairs with none names no
