@@ -1,6 +1,6 @@
 // The contract object the runtime consumes: the generator emits it, and a
-// test can write one by hand. compileContract checks it as the Go runtime's
-// tio.NewContract does and indexes it for the engine.
+// test can write one by hand, checked by the compiler against EventSpec;
+// compileContract indexes it for the engine.
 
 import { CodecJson, CodecBytes, type Codec } from './wire/frame.js';
 import type { EventEntry, Lane } from './wire/handshake.js';
@@ -16,25 +16,15 @@ export type SlotCodec = 'json' | 'bytes';
  */
 export type Validator = (value: unknown) => unknown;
 
-/** One event of a contract. */
-export interface EventSpec {
+/** What every event declares. */
+interface EventBase {
   readonly name: string;
   /** The event id (§5.4), computed by the generator: SHA-256(name)[0:4] big-endian, or the explicit id. */
   readonly id: number;
-  readonly lane: Lane;
-  /** Which side sends an emit; absent means either. Calls declare none (the client initiates them). */
-  readonly from?: 'client' | 'server';
-  readonly shape: Shape;
   /** The codec of the payload (of the request, for calls). */
   readonly payload: SlotCodec;
-  /** The codec of the returns or yields slot; calls only. */
-  readonly result?: SlotCodec;
-  /** What an unreliable event accepts on the WebSocket mapping (§7.6). */
-  readonly fallback?: 'newest';
   /** Checks a received emit's payload; a failing one is dropped and counted (validationDropped). */
   readonly validate?: Validator;
-  /** Checks a call's result or each streamed element; a failing one rejects WT_VALIDATION_FAILED. */
-  readonly validateResult?: Validator;
   /**
    * Reads a received payload (the value JSON.parse gave; a bytes slot's
    * Uint8Array) as the typed value handlers get, or throws (generated code throws a ValidationError
@@ -42,8 +32,6 @@ export interface EventSpec {
    * (validationDropped). Runs before validate.
    */
   readonly decode?: Decoder;
-  /** Reads a call's result or each streamed element as decode does; a refused one rejects WT_VALIDATION_FAILED. */
-  readonly decodeResult?: Decoder;
   /**
    * Writes a JSON payload (of the request, for calls) as the JSON text sent
    * as it is, in place of JSON.stringify, or throws: the emit or call then
@@ -51,6 +39,49 @@ export interface EventSpec {
    */
   readonly encode?: (value: never) => string;
 }
+
+/** An emit: on the emit lane (§6.1) or as a datagram (§7). */
+interface EmitBase extends EventBase {
+  readonly shape: 'emit';
+  /** Which side sends it; absent means either. */
+  readonly from?: 'client' | 'server';
+  readonly result?: never;
+  readonly validateResult?: never;
+  readonly decodeResult?: never;
+}
+
+/** An emit on the emit lane: it needs no fallback on the WebSocket mapping. */
+export interface ReliableEmitSpec extends EmitBase {
+  readonly lane: 'reliable';
+  readonly fallback?: never;
+}
+
+/** An emit sent as a datagram (§7). */
+export interface UnreliableEmitSpec extends EmitBase {
+  readonly lane: 'unreliable';
+  /** What it accepts on the WebSocket mapping (§7.6); without one, a WebSocket session is refused (§2). */
+  readonly fallback?: 'newest';
+}
+
+/** A call (§3.2): always reliable, and always the client's to make, so it declares no direction. */
+export interface CallSpec extends EventBase {
+  readonly shape: 'returns' | 'yields';
+  readonly lane: 'reliable';
+  readonly from?: never;
+  readonly fallback?: never;
+  /** The codec of the returns or yields slot. */
+  readonly result: SlotCodec;
+  /** Checks a call's result or each streamed element; a failing one rejects WT_VALIDATION_FAILED. */
+  readonly validateResult?: Validator;
+  /** Reads a call's result or each streamed element as decode does; a refused one rejects WT_VALIDATION_FAILED. */
+  readonly decodeResult?: Decoder;
+}
+
+/**
+ * One event of a contract. Its type states every rule of an event's fields
+ * (§3.2, §5.3, §7.6), so the compiler refuses a contract that breaks one.
+ */
+export type EventSpec = ReliableEmitSpec | UnreliableEmitSpec | CallSpec;
 
 /** A decode hook: the parsed JSON value in, the typed value out, or it throws. */
 export type Decoder = (value: unknown) => unknown;
@@ -82,7 +113,7 @@ export interface CompiledContract {
   readonly name: string;
   readonly byId: ReadonlyMap<number, CompiledEvent>;
   readonly byName: ReadonlyMap<string, CompiledEvent>;
-  /** The handshake event table (§4.3): the compiled events, in the contract's order (each has a row's name, id and lane). */
+  /** The handshake event table (§4.3): the contract's events, in its order (each has a row's name, id and lane). */
   readonly table: readonly EventEntry[];
   /** The first unreliable event, in name order, with no fallback: a WebSocket session is refused naming it (§2, §7.6); '' when none. */
   readonly firstUndeclared: string;
@@ -91,61 +122,35 @@ export interface CompiledContract {
 const compiled = new WeakMap<Contract, CompiledContract>();
 
 /**
- * Checks and indexes a contract. Names and ids must be unique (§5.4); ids
- * are integers from 1 to 2^32-1; calls are reliable, declare no direction
- * and have a result slot; fallbacks belong to unreliable events. Throws a
- * TypeError naming the contract and the event otherwise.
+ * Indexes a contract for the engine, once per contract object. It checks
+ * nothing itself: the generator checks a .tio contract, the compiler checks
+ * an EventSpec's fields, and a table the peer cannot take (an id that is
+ * no u32 or is 0, a name or id twice) is refused by its handshake reader
+ * (§4.3, §5.4), naming the events, as this package's reader refuses the
+ * peer's.
  */
 export function compileContract(c: Contract): CompiledContract {
   const done = compiled.get(c);
   if (done) return done;
-  const name = c.name ?? 'contract';
   const byId = new Map<number, CompiledEvent>();
   const byName = new Map<string, CompiledEvent>();
   let firstUndeclared = '';
   for (const e of c.events) {
-    const fail = (msg: string): never => {
-      throw new TypeError(`contract ${name}: '${e.name}' ${msg}`);
-    };
-    // A field or slot holding a value it may not: named, and the value as JSON.
-    const has = (field: keyof EventSpec): never => fail(`has ${field} ${JSON.stringify(e[field])}`);
-    const codecOf = (slot: string, v: SlotCodec | undefined): Codec => (v === 'json' ? CodecJson : v === 'bytes' ? CodecBytes : fail(`has ${slot} ${JSON.stringify(v)}`));
-    if (typeof e.name !== 'string' || !e.name) throw new TypeError(`contract ${name}: an event has no name`);
-    // A u32 other than 0; anything but a number (a bigint, a symbol) is refused before >>> would throw.
-    if (typeof e.id !== 'number' || e.id !== e.id >>> 0 || !e.id) fail(`has id ${String(e.id)}`);
-    if (e.lane !== 'reliable' && e.lane !== 'unreliable') has('lane');
-    const payloadCodec = codecOf('payload', e.payload);
-    let resultCodec: Codec | 0 = 0;
-    if (e.shape === 'emit') {
-      if (e.result !== undefined) fail('is emit with a result');
-    } else if (e.shape === 'returns' || e.shape === 'yields') {
-      if (e.lane !== 'reliable') fail('is an unreliable call');
-      if (e.from !== undefined) fail('is a call with from');
-      resultCodec = codecOf(e.shape, e.result);
-    } else {
-      has('shape');
-    }
-    if (e.from !== undefined && e.from !== 'client' && e.from !== 'server') has('from');
-    if (e.fallback !== undefined && e.fallback !== 'newest') has('fallback');
-    // Past the check above a fallback is 'newest' or absent.
-    if (e.fallback && e.lane === 'reliable') fail('is reliable with a fallback');
-    if (byName.has(e.name)) fail('declared twice');
-    if (byId.has(e.id)) fail(`shares id ${e.id} with '${byId.get(e.id)!.name}'`);
     const ev: CompiledEvent = {
       ...e,
       spec: e,
-      payloadCodec,
-      resultCodec,
-      // A call declares no direction (refused above): the client sends every call.
+      payloadCodec: e.payload === 'bytes' ? CodecBytes : CodecJson,
+      resultCodec: e.result ? (e.result === 'bytes' ? CodecBytes : CodecJson) : 0,
+      // The client sends every call, and an emit unless it is the server's.
       sentByClient: e.from !== 'server',
       sentByServer: e.shape === 'emit' && e.from !== 'client',
     };
     byId.set(e.id, ev);
     byName.set(e.name, ev);
-    if (e.lane === 'unreliable' && e.fallback === undefined && (firstUndeclared === '' || e.name < firstUndeclared)) firstUndeclared = e.name;
+    if (e.lane === 'unreliable' && !e.fallback && (!firstUndeclared || e.name < firstUndeclared)) firstUndeclared = e.name;
   }
-  // byName holds each event once, in the contract's order: the handshake's table.
-  const out: CompiledContract = { name, byId, byName, table: [...byName.values()], firstUndeclared };
+  // Every event, in the contract's order, so that the peer sees a name or id twice.
+  const out: CompiledContract = { name: c.name ?? 'contract', byId, byName, table: c.events, firstUndeclared };
   compiled.set(c, out);
   return out;
 }

@@ -6,7 +6,7 @@
 export { Client, backoff, systemClock } from './client.js';
 export type { CallOptions, ClientOptions, Handler, ReconnectOptions, Snapshot, Stats, Status } from './client.js';
 export { compileContract } from './contract.js';
-export type { CompiledContract, CompiledEvent, Contract, Decoder as DecodeHook, EventSpec, Shape, SlotCodec, Validator } from './contract.js';
+export type { CallSpec, CompiledContract, CompiledEvent, Contract, Decoder as DecodeHook, EventSpec, ReliableEmitSpec, Shape, SlotCodec, UnreliableEmitSpec, Validator } from './contract.js';
 export {
   MaxDepth,
   ValidationError,

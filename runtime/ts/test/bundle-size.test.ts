@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 
 import { build } from 'esbuild';
 
-/** The size the entry below must reach, gzipped. */
+/** The most the entry below may weigh, gzipped: the issue's target. */
 const BundleTargetBytes = 10_240;
 /**
  * The most the entry below may weigh today, gzipped: the size reached
@@ -286,11 +286,17 @@ const BundleTargetBytes = 10_240;
  * (−4 B), the §10.3 probe's failed request as no answer and its two
  * refusals in the other order (−6 B), compileContract's sentByClient
  * without the shape test its call checks make needless and its fallback
- * checks flat (−5 B): 10,432 B. The 10,240 B target is not yet met. This budget
- * only goes down: lower it whenever the bundle shrinks, until it is the
- * target.
+ * checks flat (−5 B): 10,432 B. Then compileContract checking nothing
+ * (−276 B): the compiler checks an event's fields against EventSpec, a
+ * union with one member per kind of event (test/contract-types.ts), and
+ * the peer's handshake reader refuses a table it cannot take (an id 0 or
+ * past 2^32-1, a name or id twice), naming the events, as the Go server
+ * does (test/node-go/conformance.test.ts); the handshake is handed every
+ * event as declared so that the peer sees each: 10,156 B, under the
+ * 10,240 B target. This budget only goes down: lower it whenever the
+ * bundle shrinks.
  */
-const BundleBudgetBytes = 10_432;
+const BundleBudgetBytes = 10_156;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
@@ -321,4 +327,5 @@ test('bundle: Client + connectWebTransport + connectWebSocket, minified ESM ES20
   t.diagnostic(figure);
   console.log(figure);
   assert.ok(gzipped <= BundleBudgetBytes, `${figure}: over budget by ${gzipped - BundleBudgetBytes} B`);
+  assert.ok(BundleBudgetBytes <= BundleTargetBytes, `the budget, ${BundleBudgetBytes} B, is over the target`);
 });

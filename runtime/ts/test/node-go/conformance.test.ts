@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test, type TestContext } from 'node:test';
 
-import { Client, RefusedError, TransportError, compileContract } from '../../src/index.js';
+import { Client, RefusedError, TransportError, compileContract, type EventSpec } from '../../src/index.js';
 import { FrameDecoder, FrameType } from '../../src/wire/frame.js';
 import { withFallback } from '../../src/fallback.js';
 import { connectWebTransport } from '../../src/webtransport.js';
@@ -204,6 +204,30 @@ test('§4 refusal: 4007 with the reason bad-token is a RefusedError, no byte of 
   ok.emit('shout', { text: 'let in' });
   assert.deepEqual(await heard.next(), [{ text: 'let in' }]);
   assert.doesNotMatch(s.lines().join('\n'), /token=T/, 'the server logged the query');
+});
+
+test('§4.3 §5.4 a table the Go server cannot take (an id 0, an id past 2^32-1, a name or id twice) is refused WT_PROTOCOL_ERROR naming the event', async (t) => {
+  const s = await server(t);
+  const extra = { lane: 'reliable', shape: 'emit', payload: 'json' } as const;
+  // Events the server lacks, so this side's comparison lets them pass (§4.3).
+  for (const [added, want] of [
+    [[{ ...extra, name: 'zero', id: 0 }], /'zero' has id 0/],
+    [[{ ...extra, name: 'wide', id: 2 ** 32 }], /'wide'.*4294967296/],
+    [[{ ...extra, name: 'dup', id: 7 }, { ...extra, name: 'dup', id: 8 }], /'dup' appears twice/],
+    [[{ ...extra, name: 'p', id: 9 }, { ...extra, name: 'q', id: 9 }], /'p' and 'q' share id 9/],
+  ] as const) {
+    const events: EventSpec[] = [...contract.events, ...added];
+    const c: Client = new Client({ contract: { ...contract, events }, connect: connectWebSocket(s.ready.ws, { WebSocket: NodeWebSocket! }) });
+    t.after(() => c.close());
+    // The server reads the table after it sent its own handshake, so the
+    // session may open before the server's close arrives.
+    await c.connect().catch(() => {});
+    await until('the server to close the session', () => c.getSnapshot().status === 'closed');
+    const err: TransportError | null = c.getSnapshot().lastError;
+    assert.ok(err instanceof TransportError, String(err));
+    assert.equal(err.code, 'WT_PROTOCOL_ERROR', String(err));
+    assert.match(err.message, want);
+  }
 });
 
 test('§3.3 close codes from Node reach the Go server as 1000 and 3000 plus the code', async (t) => {
