@@ -6,7 +6,7 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: soak churn test test-nats deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-nats bench-browser bench-peers fuzz
+.PHONY: soak churn test test-nats deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-nats bench-browser bench-browser-targets bench-peers fuzz
 
 # The NATS scale-out targets run last, alone (the recipe starts once every
 # prerequisite has finished, even under -j): they are timing bounds.
@@ -105,6 +105,15 @@ test-nats:
 # (node tests/browser/profile-summary.mjs <dir> summarises them).
 bench-browser: deps
 	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
+
+# The same, judged: each kind alone in a page of its own, the median of 15
+# paired runs, failing when a rate is under 0.8 of the raw page's. Timing
+# on a shared host is noisy, so this runs on demand, not in test.
+bench-browser-targets: deps
+	for kind in emit calls stream datagrams; do \
+	  TIO_BENCH_BROWSER=1 TIO_BENCH_CHECK=1 TIO_BENCH_ONLY=$$kind TIO_BENCH_RUNS=15 \
+	    $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser || exit 1; \
+	done
 
 # tiogen against the peers users would otherwise pick (centrifuge, and
 # socket.io where Node is present), next to the raw transports, in one run.

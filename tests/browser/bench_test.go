@@ -18,11 +18,16 @@ import (
 // TIO_BENCH_RUNS says otherwise.
 const benchRuns = 5
 
+// benchTarget is the least ratio runtime/raw the TypeScript runtime's issue
+// sets for every rate measured (emits, calls, stream elements, datagrams).
+const benchTarget = 0.8
+
 // TestBenchBrowser measures the TypeScript runtime in headless Chromium
 // against the Go conformance server, each figure beside a raw page moving
 // the same frames with the browser's WebTransport API in the same run
 // (runtime/bench.ts). It is a measurement, not a test: it runs only with
-// TIO_BENCH_BROWSER=1 (make bench-browser) and prints a table.
+// TIO_BENCH_BROWSER=1 (make bench-browser) and prints a table, and with
+// TIO_BENCH_CHECK=1 also judges each rate against benchTarget.
 func TestBenchBrowser(t *testing.T) {
 	if os.Getenv("TIO_BENCH_BROWSER") != "1" {
 		t.Skip("a measurement: run it with make bench-browser")
@@ -141,6 +146,15 @@ func TestBenchBrowser(t *testing.T) {
 		}
 	}
 	t.Log("\n" + b.String())
+	// TIO_BENCH_CHECK=1 (make bench-browser-targets) fails on a rate the
+	// runtime moves at under benchTarget of the raw page's.
+	if os.Getenv("TIO_BENCH_CHECK") == "1" {
+		for _, m := range measures {
+			if r := median(rates[m.label]["runtime"]) / median(rates[m.label]["raw"]); r < benchTarget {
+				t.Errorf("%s: the runtime at %.2f of the raw page, under the target %.1f", m.label, r, benchTarget)
+			}
+		}
+	}
 }
 
 // baseEntry writes a page entry that is bench.ts with a third page, "base":
