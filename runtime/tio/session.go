@@ -852,16 +852,14 @@ func (s *session) readFailed(err error) {
 	}
 }
 
-// acceptHandshake applies §4.2–§4.4 to the peer's frame 0: version first,
-// then the event table (fatal on conflict), then features (never fatal).
+// acceptHandshake applies §4.2–§4.4 to the peer's frame 0: version first
+// (the decoder's, which closes WT_PROTOCOL_VERSION_MISMATCH through its
+// code), then the event table (fatal on conflict), then features (never
+// fatal).
 func (s *session) acceptHandshake(payload []byte) bool {
 	h, err := wire.DecodeHandshake(payload)
 	if err != nil {
 		s.protocolError(err)
-		return false
-	}
-	if h.V != wire.ProtocolVersion {
-		s.closeWith(wire.CloseProtocolVersionMismatch, fmt.Sprintf("version %d here, %d at the peer", wire.ProtocolVersion, h.V))
 		return false
 	}
 	if err := wire.CompareTables(s.contract.table, h.Events); err != nil {

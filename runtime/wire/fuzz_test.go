@@ -87,7 +87,8 @@ func FuzzParseDatagram(f *testing.F) {
 }
 
 // FuzzDecodeHandshake: no panic; an accepted handshake re-encodes to a
-// handshake that decodes to the same value; a refusal is WT_PROTOCOL_ERROR.
+// handshake that decodes to the same value; a refusal is WT_PROTOCOL_ERROR,
+// or WT_PROTOCOL_VERSION_MISMATCH for a v other than 0 (§4.2).
 func FuzzDecodeHandshake(f *testing.F) {
 	v := loadVectors(f)
 	for _, h := range v.Handshakes {
@@ -99,8 +100,8 @@ func FuzzDecodeHandshake(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		h, err := DecodeHandshake(in)
 		if err != nil {
-			if CodeOf(err) != ProtocolError {
-				t.Fatalf("error without WT_PROTOCOL_ERROR: %v", err)
+			if c := CodeOf(err); c != ProtocolError && c != ProtocolVersionMismatch {
+				t.Fatalf("error without WT_PROTOCOL_ERROR or WT_PROTOCOL_VERSION_MISMATCH: %v", err)
 			}
 			return
 		}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -70,59 +71,80 @@ func AppendHandshake(dst []byte, h Handshake) []byte {
 // and events (an array of [name, id, lane] triples, the id a u32 other than
 // 0, the lane "reliable" or "unreliable"), no field twice, no name or id
 // twice in the table, nothing after the object. Anything else is a
-// WT_PROTOCOL_ERROR naming what is wrong. The table's order is not checked,
-// since it carries no meaning. Whether v matches is the caller's decision
-// (§4.2).
+// WT_PROTOCOL_ERROR naming what is wrong, the fields judged in that order
+// and any other field after them. The table's order is not checked, since
+// it carries no meaning. A v other than ProtocolVersion is a
+// WT_PROTOCOL_VERSION_MISMATCH, judged before anything but the JSON itself:
+// the rest of another version's handshake is that version's (§4.2).
 func DecodeHandshake(b []byte) (Handshake, error) {
-	var h Handshake
-	var seenV, seenFeat, seenEvents bool
+	var rawV, rawFeat, rawEvents []byte
+	unknown := ""
 	err := decodeObject(b, func(key string, raw []byte) error {
 		switch key {
 		case "v":
-			seenV = true
-			v, err := jsonInt(raw)
-			if err != nil {
-				return fmt.Errorf("field 'v' %v", err)
-			}
-			h.V = v
+			rawV = raw
 		case "feat":
-			seenFeat = true
-			items, err := jsonArray(raw)
-			if err != nil {
-				return fmt.Errorf("field 'feat' %v", err)
-			}
-			h.Feat = make([]string, 0, len(items))
-			for i, item := range items {
-				s, err := jsonString(item)
-				if err != nil {
-					return fmt.Errorf("feat[%d] %v", i, err)
-				}
-				h.Feat = append(h.Feat, s)
-			}
+			rawFeat = raw
 		case "events":
-			seenEvents = true
-			events, err := decodeEvents(raw)
-			if err != nil {
-				return err
-			}
-			h.Events = events
+			rawEvents = raw
 		default:
-			return fmt.Errorf("unknown field %s", quoteShort(key))
+			if unknown == "" {
+				unknown = key
+			}
 		}
 		return nil
 	})
+	var h Handshake
 	if err == nil {
-		switch {
-		case !seenV:
-			err = fmt.Errorf("field 'v' is missing")
-		case !seenFeat:
-			err = fmt.Errorf("field 'feat' is missing")
-		case !seenEvents:
-			err = fmt.Errorf("field 'events' is missing")
-		}
+		h, err = readHandshake(rawV, rawFeat, rawEvents, unknown)
 	}
 	if err != nil {
+		if CodeOf(err) == ProtocolVersionMismatch {
+			return Handshake{}, err
+		}
 		return Handshake{}, Errorf(ProtocolError, "handshake: %v (§4.1)", err)
+	}
+	return h, nil
+}
+
+// readHandshake reads the raw fields of a handshake (nil where absent), v
+// first; unknown is the first field it does not define, or "".
+func readHandshake(rawV, rawFeat, rawEvents []byte, unknown string) (Handshake, error) {
+	var h Handshake
+	if rawV == nil {
+		return h, errors.New("field 'v' is missing")
+	}
+	v, err := jsonInt(rawV)
+	if err != nil {
+		return h, fmt.Errorf("field 'v' %v", err)
+	}
+	if v != ProtocolVersion {
+		return h, Errorf(ProtocolVersionMismatch, "version %d here, %d at the peer", ProtocolVersion, v)
+	}
+	h.V = v
+	if rawFeat == nil {
+		return h, errors.New("field 'feat' is missing")
+	}
+	items, err := jsonArray(rawFeat)
+	if err != nil {
+		return h, fmt.Errorf("field 'feat' %v", err)
+	}
+	h.Feat = make([]string, 0, len(items))
+	for i, item := range items {
+		s, err := jsonString(item)
+		if err != nil {
+			return h, fmt.Errorf("feat[%d] %v", i, err)
+		}
+		h.Feat = append(h.Feat, s)
+	}
+	if rawEvents == nil {
+		return h, errors.New("field 'events' is missing")
+	}
+	if h.Events, err = decodeEvents(rawEvents); err != nil {
+		return h, err
+	}
+	if unknown != "" {
+		return h, fmt.Errorf("unknown field %s", quoteShort(unknown))
 	}
 	return h, nil
 }

@@ -76,10 +76,19 @@ func TestSpec4_1_DecodeRoundTripsEncode(t *testing.T) {
 	if err != nil || got.V != h.V || !slices.Equal(got.Feat, h.Feat) || !slices.Equal(got.Events, h.Events) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	// An empty table decodes to an empty, non-nil table; v is not judged here.
-	got, err = DecodeHandshake([]byte(`{"events":[],"feat":[],"v":7}`))
-	if err != nil || got.V != 7 || got.Events == nil || got.Feat == nil {
+	// An empty table decodes to an empty, non-nil table.
+	got, err = DecodeHandshake([]byte(`{"events":[],"feat":[],"v":0}`))
+	if err != nil || got.V != 0 || got.Events == nil || got.Feat == nil {
 		t.Fatalf("got %+v, %v", got, err)
+	}
+}
+
+func TestSpec4_2_AnotherVersionIsRefusedBeforeItsOtherFieldsAreRead(t *testing.T) {
+	// The fields a later version adds, or reshapes, are its own: a v0 reader
+	// answers with the version alone, and says which two versions met.
+	_, err := DecodeHandshake([]byte(`{"events":{"chat":1},"v":7,"resume":true}`))
+	if CodeOf(err) != ProtocolVersionMismatch || err.(*Error).Message != "version 0 here, 7 at the peer" {
+		t.Fatalf("got %v", err)
 	}
 }
 

@@ -143,6 +143,22 @@ invalid_hs = [
  ("v beyond 2^53-1", '{"v":9007199254740992,"feat":[],"events":[]}'),
 ]
 invalid_hs = [dict(name=n, json=j, code=PE) for n,j in invalid_hs]
+# §4.2: a v other than 0, written as an integer, is another version's
+# handshake, refused WT_PROTOCOL_VERSION_MISMATCH whatever else it holds,
+# since what a later version adds is its own; a v that is itself malformed,
+# or an object JSON itself refuses, stays a protocol error.
+VM = "WT_PROTOCOL_VERSION_MISMATCH"
+invalid_hs += [dict(name=n, json=j, code=c) for n,j,c in [
+ ("v 1", '{"v":1,"feat":[],"events":[]}', VM),
+ ("v 1 with a field v0 lacks", '{"v":1,"feat":[],"events":[],"resume":true}', VM),
+ ("v 1 with an event table of another shape", '{"events":[{"name":"chat","id":1}],"v":1}', VM),
+ ("v 1 and nothing else", '{"v":1}', VM),
+ ("v 1 with a fraction in another field", '{"v":1,"ratio":0.5}', VM),
+ ("v -1", '{"v":-1,"feat":[],"events":[]}', VM),
+ ("v with exponent and a field v0 lacks", '{"v":1e0,"resume":true}', PE),
+ ("v 1 twice", '{"v":1,"v":1}', PE),
+ ("v 1 with an unpaired surrogate in another field", '{"v":1,"x":"\\ud800"}', PE),
+]]
 
 ws = [dict(sessionCode=c, webSocket=1000 if c==0 else 3000+c) for c in [0,1000,1001,1002,1003,1004,1005,1006,1007]]
 

@@ -60,6 +60,11 @@ var sessionCases = []sessionCase{
 	{"Spec4_2_VersionMismatch", onBoth,
 		[][]byte{handshake(1, conformance.Contract.Table())},
 		nil, wire.CloseProtocolVersionMismatch, []string{"version", "1"}},
+	// §4.2: what a later version adds or reshapes is its own, so the
+	// version alone is answered.
+	{"Spec4_2_VersionMismatchWithFieldsV0Lacks", onBoth,
+		[][]byte{frame(wire.FrameHandshake, wire.CodecJSON, 0, []byte(`{"v":1,"feat":[],"events":{"move":1},"resume":true}`))},
+		nil, wire.CloseProtocolVersionMismatch, []string{"version 0 here, 1 at the peer"}},
 	{"Spec4_3_ContractMismatchLane", onBoth,
 		[][]byte{handshake(0, withMove(wire.Reliable))},
 		nil, wire.CloseContractMismatch, []string{"event 'move'", "reliable"}},

@@ -92,23 +92,16 @@ export interface Contract {
   readonly events: readonly EventSpec[];
 }
 
-/** An event as the engine indexes it. */
-export interface CompiledEvent {
-  readonly spec: EventSpec;
-  readonly name: string;
-  readonly id: number;
-  readonly lane: Lane;
-  readonly shape: Shape;
+/** An event as the engine indexes it: its spec, and what the engine reads of it on every message. */
+export type CompiledEvent = EventSpec & {
   readonly payloadCodec: Codec;
   /** 0 for emits. */
   readonly resultCodec: Codec | 0;
-  /** Whether the client may send it (an emit per its direction; every call). */
-  readonly sentByClient: boolean;
   /** Whether the server may send it (an emit per its direction; never a call). */
   readonly sentByServer: boolean;
-}
+};
 
-/** A checked, indexed contract; immutable and shared by every session of a client. */
+/** An indexed contract; immutable and shared by every session of a client. */
 export interface CompiledContract {
   readonly name: string;
   readonly byId: ReadonlyMap<number, CompiledEvent>;
@@ -119,30 +112,26 @@ export interface CompiledContract {
   readonly firstUndeclared: string;
 }
 
-const compiled = new WeakMap<Contract, CompiledContract>();
 
 /**
- * Indexes a contract for the engine, once per contract object. It checks
- * nothing itself: the generator checks a .tio contract, the compiler checks
- * an EventSpec's fields, and a table the peer cannot take (an id that is
- * no u32 or is 0, a name or id twice) is refused by its handshake reader
+ * Indexes a contract for the engine (a client does so once, when it is
+ * made). It checks nothing itself: the generator checks a .tio contract,
+ * the compiler checks an EventSpec's fields, and a table the peer cannot
+ * take (an id that is no u32 or is 0, a name or id twice) is refused by its
+ * handshake reader
  * (§4.3, §5.4), naming the events, as this package's reader refuses the
  * peer's.
  */
 export function compileContract(c: Contract): CompiledContract {
-  const done = compiled.get(c);
-  if (done) return done;
   const byId = new Map<number, CompiledEvent>();
   const byName = new Map<string, CompiledEvent>();
   let firstUndeclared = '';
   for (const e of c.events) {
     const ev: CompiledEvent = {
       ...e,
-      spec: e,
       payloadCodec: e.payload === 'bytes' ? CodecBytes : CodecJson,
       resultCodec: e.result ? (e.result === 'bytes' ? CodecBytes : CodecJson) : 0,
-      // The client sends every call, and an emit unless it is the server's.
-      sentByClient: e.from !== 'server',
+      // A call declares no direction: the client makes every call, and the server sends an emit unless it is the client's.
       sentByServer: e.shape === 'emit' && e.from !== 'client',
     };
     byId.set(e.id, ev);
@@ -150,7 +139,5 @@ export function compileContract(c: Contract): CompiledContract {
     if (e.lane === 'unreliable' && !e.fallback && (!firstUndeclared || e.name < firstUndeclared)) firstUndeclared = e.name;
   }
   // Every event, in the contract's order, so that the peer sees a name or id twice.
-  const out: CompiledContract = { name: c.name ?? 'contract', byId, byName, table: c.events, firstUndeclared };
-  compiled.set(c, out);
-  return out;
+  return { name: c.name ?? 'contract', byId, byName, table: c.events, firstUndeclared };
 }

@@ -293,10 +293,19 @@ const BundleTargetBytes = 10_240;
  * past 2^32-1, a name or id twice), naming the events, as the Go server
  * does (test/node-go/conformance.test.ts); the handshake is handed every
  * event as declared so that the peer sees each: 10,156 B, under the
- * 10,240 B target. This budget only goes down: lower it whenever the
- * bundle shrinks.
+ * 10,240 B target. Then a handshake of another version refused
+ * WT_PROTOCOL_VERSION_MISMATCH by the reader, its v judged before the
+ * fields a later version may add or reshape (§4.2), the control payloads'
+ * fields read in their readers' order and a number not written as an
+ * integer told per member (+34 B), paid for by the compiled event holding
+ * the spec's fields, not the spec (−14 B), a member's integrality read once
+ * (−4 B), the direction of a send read where it is judged (−9 B) and
+ * compileContract without its cache, which only spared a second client of
+ * the same contract its two maps (−28 B): 10,135 B. This budget only goes
+ * down: lower it whenever the bundle shrinks; it may not rise above the
+ * target.
  */
-const BundleBudgetBytes = 10_156;
+const BundleBudgetBytes = 10_135;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { RefusedError, TransportError } from '../src/errors.js';
 import { Codec, FrameType, encodeFrame, putHeader } from '../src/wire/frame.js';
 import { settle } from '../src/testing.js';
+import { utf8Encode } from '../src/wire/utf8.js';
 import { connected, contract, harness, rejection, undeclared } from './engine-helpers.js';
 
 test('§4.1 the handshake is frame 0, sent without waiting for the server, table sorted by name', async () => {
@@ -47,6 +48,15 @@ test('§4.1 no handshake within 5000 ms closes WT_HANDSHAKE_TIMEOUT (1002), on t
 
 test('§4.2 a version mismatch closes WT_PROTOCOL_VERSION_MISMATCH (1000)', async () => {
   const h = harness({ serve: (s) => s.sendHandshake({ v: 1 }) });
+  const e = await rejection(h.client.connect());
+  assert.equal(e.code, 'WT_PROTOCOL_VERSION_MISMATCH');
+  assert.equal(h.pairs[0]?.closeInfo?.server.code, 1000);
+  assert.equal(h.pairs[0]?.closeInfo?.server.reason, 'version 0 here, 1 at the peer');
+});
+
+test('§4.2 a handshake of another version is answered WT_PROTOCOL_VERSION_MISMATCH (1000), whatever fields it adds or reshapes', async () => {
+  const v1 = utf8Encode('{"v":1,"feat":[],"events":{"chat":1},"resume":true}');
+  const h = harness({ serve: (s) => s.sendFrame(FrameType.HANDSHAKE, Codec.JSON, 0, v1) });
   const e = await rejection(h.client.connect());
   assert.equal(e.code, 'WT_PROTOCOL_VERSION_MISMATCH');
   assert.equal(h.pairs[0]?.closeInfo?.server.code, 1000);

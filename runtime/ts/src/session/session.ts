@@ -114,7 +114,7 @@ function encodeValue(ev: CompiledEvent, value: unknown, keepText?: boolean): str
   }
   let text: string | undefined;
   try {
-    text = ev.spec.encode ? ev.spec.encode(value as never) : JSON.stringify(value);
+    text = ev.encode ? ev.encode(value as never) : JSON.stringify(value);
   } catch (e) {
     throw validationFailed(ev, false, describeError(e));
   }
@@ -150,8 +150,8 @@ function slotOf(ev: CompiledEvent, result: boolean): string {
  * throws WT_VALIDATION_FAILED.
  */
 function decodeValue(ev: CompiledEvent, content: string | Uint8Array, result: boolean): unknown {
-  const decode = result ? ev.spec.decodeResult : ev.spec.decode;
-  const validator = result ? ev.spec.validateResult : ev.spec.validate;
+  const decode = result ? ev.decodeResult : ev.decode;
+  const validator = result ? ev.validateResult : ev.validate;
   let value: unknown = content;
   if (typeof content === 'string') {
     try {
@@ -304,7 +304,8 @@ export class Session {
     if (ev.shape !== shape) {
       throw protocolError(`'${ev.name}' is ${ev.shape}, not ${shape}`);
     }
-    if (!ev.sentByClient) throw protocolError(`'${ev.name}' is from the server`);
+    // A call declares no direction, so only an emit can be the server's.
+    if (ev.from === 'server') throw protocolError(`'${ev.name}' is from the server`);
     return ev;
   }
 
@@ -433,12 +434,8 @@ export class Session {
         // Frame 0 (§3.1).
         if (this.#taking === undefined) {
           if (f.type !== FrameHandshake) throw protocolError(`frame 0 is ${frameTypeName(f.type)}, not HANDSHAKE`);
-          // §4.2–§4.4: version first, then the event table (fatal on conflict), then features.
-          const h = decodeHandshake(f.payload);
-          if (h.v !== ProtocolVersion) {
-            throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${h.v} at the peer`);
-          }
-          compareTables(this.#contract.table, h.events);
+          // §4.2–§4.4: version first (the reader's), then the event table (fatal on conflict), then features.
+          compareTables(this.#contract.table, decodeHandshake(f.payload).events);
           // Version 0 implements no feature token (§4.2): nothing to negotiate.
           this.#taking = true;
           // One turn before the frames after it: whoever awaits `ready` (the

@@ -6,6 +6,7 @@
 import { TransportError } from '../errors.js';
 import { MaxWebSocketReason } from '../codes.js';
 import { cutReason, expect, jsonArray, jsonString, quoteShort, readObject } from './json.js';
+import { ProtocolVersion } from './kinds.js';
 import { utf8Encode } from './utf8.js';
 
 export { ProtocolVersion } from './kinds.js';
@@ -112,7 +113,8 @@ function decodeEvents(raw: unknown, what: string): EventEntry[] {
  * [name, id, lane], the id a u32 other than 0, the lane 'reliable' or
  * 'unreliable'), no field twice, no name or id twice in the table, nothing
  * after the object. Anything else throws WT_PROTOCOL_ERROR naming what is
- * wrong. Whether v matches is the caller's decision (§4.2).
+ * wrong. A v other than ProtocolVersion, written as an integer, throws
+ * WT_PROTOCOL_VERSION_MISMATCH before anything else is read (§4.2).
  */
 export function decodeHandshake(payload: Uint8Array): Handshake {
   // Its numbers are v and the ids: integers, written as such (strict).
@@ -120,7 +122,13 @@ export function decodeHandshake(payload: Uint8Array): Handshake {
     payload,
     'handshake',
     {
-      v: (raw, what) => expect(Number.isSafeInteger(raw), raw, what, 'an integer'),
+      // Read first: another version's handshake is that version's to
+      // define, so nothing after its v is judged (§4.2).
+      v: (raw, what) => {
+        const v = expect<number>(Number.isSafeInteger(raw), raw, what, 'an integer');
+        if (v !== ProtocolVersion) throw new TransportError('WT_PROTOCOL_VERSION_MISMATCH', `version ${ProtocolVersion} here, ${v} at the peer`);
+        return v;
+      },
       feat: (raw, what) => jsonArray(raw, what).map((item, i) => jsonString(item, `feat[${i}]`)),
       events: decodeEvents,
     },

@@ -5,7 +5,7 @@
 // adds what it misses, so this runtime refuses the payloads the Go
 // runtime's strict readers refuse.
 
-import { protocolError } from '../errors.js';
+import { TransportError, protocolError } from '../errors.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 // The tokens of valid JSON the scan needs: strings, braces, colons, and a
@@ -18,33 +18,37 @@ const tokenRe = /"(?:[^"\\]|\\.)*"|\d[.eE]|[{}:]/g;
 /**
  * Reads the control payload b (what names it in errors): a JSON object whose
  * members named in fields are read by their reader (given the member's name
- * quoted, for its errors), in the order of the text; each must be there (a
- * reader may return undefined to call a value absent). Other members are
- * ignored, or with strict refused, as is then a number not written as an
- * integer. Any fault throws WT_PROTOCOL_ERROR, "<what>: <why>" (§5.5).
+ * quoted, for its errors), in the order of fields and before anything else
+ * is judged, so that a reader may end the read by throwing a TransportError
+ * of its own (the handshake's v, §4.2); each must be there (a reader may
+ * return undefined to call a value absent), and hold no number not written
+ * as an integer. Other members are ignored, or with strict refused. Any
+ * other fault throws WT_PROTOCOL_ERROR, "<what>: <why>" (§5.5).
  */
 export function readObject<T>(b: Uint8Array, what: string, fields: Record<string, (v: unknown, what: string) => unknown>, strict?: boolean): T {
   const out: Record<string, unknown> = {};
   try {
-    const integral = decodeObject(b, (key, v) => {
-      if (Object.hasOwn(fields, key)) out[key] = fields[key]!(v, `'${key}'`);
-      else if (strict) throw new Error(`unknown ${quoteShort(key)}`);
-    });
-    for (const key in fields) if (out[key] === undefined) throw new Error(`no '${key}'`);
-    if (strict && !integral) throw new Error('a number not an integer');
+    const [o, members] = decodeObject(b);
+    for (const key in fields) {
+      // Absent (undefined), or whether every number in it is written as an integer.
+      const integral = members.get(key);
+      if (integral === false) throw new Error(`'${key}' holds a number not an integer`);
+      if ((out[key] = integral && fields[key]!(o[key], `'${key}'`)) === undefined) throw new Error(`no '${key}'`);
+    }
+    if (strict) for (const key of members.keys()) if (!Object.hasOwn(fields, key)) throw new Error(`unknown ${quoteShort(key)}`);
   } catch (e) {
-    throw protocolError(what + ': ' + (e as Error).message);
+    throw e instanceof TransportError ? e : protocolError(what + ': ' + (e as Error).message);
   }
   return out as T;
 }
 
 /**
- * Calls field once per member of the one JSON object b holds, in order;
- * bytes that are not UTF-8 (§5.3), anything but an object, or a key given
- * twice throw an Error saying what. Returns whether every number in it is
- * written as an integer (no fraction, no exponent).
+ * Reads the one JSON object b holds: the object, and its members' names in
+ * order, each with whether every number in its value is written as an
+ * integer (no fraction, no exponent). Bytes that are not UTF-8 (§5.3),
+ * anything but an object, or a key given twice throw an Error saying what.
  */
-export function decodeObject(b: Uint8Array, field: (key: string, value: unknown) => void): boolean {
+export function decodeObject(b: Uint8Array): [Record<string, unknown>, Map<string, boolean>] {
   let text: string;
   try {
     text = utf8Decode(b);
@@ -58,11 +62,12 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
     throw new Error('not JSON');
   }
   if (!(o instanceof Object) || Array.isArray(o)) throw new Error('not an object');
-  const seen = new Set<string>();
-  let integral = true;
+  const members = new Map<string, boolean>();
   // Objects open around the token: a colon at 1 is the outermost object's.
   let depth = 0;
   let last = '';
+  // The member whose value the scan is in.
+  let member = '';
   // An object holds a brace at least, so match finds a token.
   for (const t of text.match(tokenRe)!) {
     if (t === '{') depth++;
@@ -73,15 +78,15 @@ export function decodeObject(b: Uint8Array, field: (key: string, value: unknown)
     else if (t[0] === '"') {
       if (/\p{Cs}/u.test((last = JSON.parse(t) as string))) throw new Error('an unpaired surrogate');
     }
-    else if (t !== ':') integral = false;
+    // A number not written as an integer, which only a member's value holds.
+    else if (t !== ':') members.set(member, false);
     else if (depth === 1) {
       // A key of the outermost object: a key given twice there is ambiguous.
-      if (seen.has(last)) throw new Error(`${quoteShort(last)} twice`);
-      seen.add(last);
-      field(last, (o as Record<string, unknown>)[last]);
+      if (members.has(last)) throw new Error(`${quoteShort(last)} twice`);
+      members.set((member = last), true);
     }
   }
-  return integral;
+  return [o as Record<string, unknown>, members];
 }
 
 /**

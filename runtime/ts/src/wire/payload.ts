@@ -10,15 +10,12 @@ import { utf8Encode } from './utf8.js';
  * the payload not a JSON object). A grant above 2^31-1 reads as 2^31-1.
  */
 export function parseCredit(b: Uint8Array): number | undefined {
-  let credit: unknown;
+  let f: unknown;
   try {
-    decodeObject(b, (key, v) => {
-      if (key === 'credit') credit = v;
-    });
+    f = decodeObject(b)[0]['credit'];
   } catch {
     return undefined;
   }
-  const f = credit;
   if (typeof f !== 'number' || !(f > 0) || f !== Math.trunc(f)) return undefined;
   return f >= maxInt32 ? maxInt32 : f;
 }
