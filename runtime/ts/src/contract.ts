@@ -3,7 +3,7 @@
 // compileContract indexes it for the engine.
 
 import { CodecJson, CodecBytes, type Codec } from './wire/frame.js';
-import type { EventEntry, Lane } from './wire/handshake.js';
+import type { EventEntry } from './wire/handshake.js';
 
 /** The shape of an event: fire-and-forget, or a call (§3.2). */
 export type Shape = 'emit' | 'returns' | 'yields';
@@ -112,15 +112,13 @@ export interface CompiledContract {
   readonly firstUndeclared: string;
 }
 
-
 /**
  * Indexes a contract for the engine (a client does so once, when it is
  * made). It checks nothing itself: the generator checks a .tio contract,
  * the compiler checks an EventSpec's fields, and a table the peer cannot
  * take (an id that is no u32 or is 0, a name or id twice) is refused by its
- * handshake reader
- * (§4.3, §5.4), naming the events, as this package's reader refuses the
- * peer's.
+ * handshake reader (§4.3, §5.4), naming the events, as this package's
+ * reader refuses the peer's.
  */
 export function compileContract(c: Contract): CompiledContract {
   const byId = new Map<number, CompiledEvent>();
