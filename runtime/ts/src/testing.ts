@@ -129,7 +129,7 @@ class Pipe {
     if (this.fin) return Promise.reject(new Error('write after the stream was finished'));
     this.writes++;
     if (chunk.length > 0) {
-      this.chunks.push(chunk);
+      this.chunks.push(chunk.slice()); // the writer reuses chunk once this settles
       this.bytes += chunk.length;
       this.wakeReader();
     }

@@ -26,7 +26,9 @@ export interface SendStream {
   /**
    * Writes bytes of the stream. Resolves once the transport took them (its
    * own flow control may hold it); rejects once the stream was reset or
-   * stopped, or the session ended. The caller must not reuse `chunk`.
+   * stopped, or the session ended. The caller reuses `chunk` once the write
+   * settles, so a transport that reads it later keeps a copy (a browser's
+   * WebTransport stream copies it as the write begins).
    */
   write(chunk: Uint8Array): Promise<void>;
   /** Finishes the send side cleanly (FIN). */

@@ -160,9 +160,10 @@ class WebSocketConn implements Conn {
     // Only a CONNECTING socket throws: the browser's, Node's and `ws`'s drop
     // what a closing one is sent, so a socket not open is a failed send,
     // which ends the session (#failed), and the last check throws. A
-    // session ended already has no open socket: its close closed it. The
-    // engine's buffers are never shared memory.
-    if (this.#sock.readyState === OPEN) this.#sock.send(chunk as Uint8Array<ArrayBuffer>);
+    // session ended already has no open socket: its close closed it. A
+    // copy: the engine reuses its buffer once this resolves, and `ws` keeps
+    // a message by reference while it compresses another (permessage-deflate).
+    if (this.#sock.readyState === OPEN) this.#sock.send(chunk.slice() as Uint8Array<ArrayBuffer>);
     else await this.#failed();
     // No event tells a drained buffer: look again after each drainPollMs, waited out on the clock.
     while (this.#sock.bufferedAmount > sendHighWater && !this.#info) await outcomeWithin(this.#clock, drainPollMs, never);
@@ -208,7 +209,7 @@ class WebSocketConn implements Conn {
     // A keepalive a closing socket drops counts as sent too, so the next is a whole interval away.
     if (now - this.#lastSent >= KeepaliveIntervalMs) {
       this.#lastSent = this.#clock.now();
-      this.#sock.send(new Uint8Array(0));
+      this.#sock.send(new Uint8Array());
     }
     this.#liveness = this.#clock.setTimeout(() => this.#live(), Math.min(this.#lastSent + KeepaliveIntervalMs, this.#lastRecv + IdleTimeoutMs) - now);
   }

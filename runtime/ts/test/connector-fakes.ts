@@ -71,6 +71,8 @@ export class FakeWebSocket implements WebSocketLike {
   terminated = false;
   /** A browser refuses close codes other than 1000 and 3000–4999. */
   browserCodes = true;
+  /** Keep each message by reference, as `ws` does while it compresses another, instead of copying it as a browser does. */
+  byReference = false;
 
   constructor(url: string) {
     this.url = url;
@@ -86,7 +88,7 @@ export class FakeWebSocket implements WebSocketLike {
   /** As a browser's: throws while connecting, drops what a closing or closed socket is sent. */
   send(data: Uint8Array<ArrayBuffer>): void {
     if (this.readyState === 0) throw new Error('InvalidStateError');
-    if (this.readyState === 1) this.sent.push(data.slice());
+    if (this.readyState === 1) this.sent.push(this.byReference ? data : data.slice());
   }
 
   close(code?: number, reason?: string): void {

@@ -153,6 +153,17 @@ test('§3.3 this side sends binary messages: each write as one, a maximum-size f
   assert.equal(sock.sent[1]!.length, 12 + (1 << 20));
 });
 
+test('§3.3 each message is the connector’s own copy: the engine reuses its buffer once a write settles, and `ws` keeps a message by reference while it compresses another', async () => {
+  const { conn, sock } = await open();
+  sock.byReference = true;
+  const send = await conn.openEmit();
+  const buf = new Uint8Array([1, 2, 3, 4]);
+  await send.write(buf.subarray(0, 3));
+  buf.set([5, 6, 7]);
+  await send.write(buf.subarray(0, 3));
+  assert.deepEqual(sock.sent, [new Uint8Array([1, 2, 3]), new Uint8Array([5, 6, 7])]);
+});
+
 test('§3.3 a text message is a protocol error: the session closes WT_PROTOCOL_ERROR as 4004', async () => {
   const { conn, sock } = await open();
   const recv = await conn.acceptEmit();
