@@ -291,6 +291,13 @@ func runRuntimeScenarios(t *testing.T, b browser) {
 				t.Errorf("heard: %s", raw)
 			}
 		}},
+		{title: "§5 §9 shout bursts written from the engine's reused buffer", scenario: scenario{Name: "shoutBursts", Args: []any{2000, 400}}, check: func(t *testing.T, raw json.RawMessage) {
+			var r struct{ Count, FirstDifference int }
+			decode(t, raw, &r)
+			if r.Count != 2000 || r.FirstDifference != -1 {
+				t.Errorf("heard of 2,000 shouts: %s, want every one, in order, as shouted", raw)
+			}
+		}},
 		{title: "§7 move datagrams", scenario: scenario{Name: "move"}, check: func(t *testing.T, raw json.RawMessage) {
 			var r struct {
 				Sent int

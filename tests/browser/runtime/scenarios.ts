@@ -255,6 +255,31 @@ const scenarios = {
     return { result };
   },
 
+  // §5, §9: bursts of shouts of distinct texts, which the engine writes
+  // from the one buffer it reuses, lending it to each write until the write
+  // settles. A burst of 250 of `size` bytes takes two writes, so the buffer
+  // is rewritten as soon as a write settles: a browser that read the lent
+  // bytes after that would send one shout's text in another's frame. Each
+  // burst waits for its heard frames; every text heard must be the one
+  // shouted, in order.
+  async shoutBursts(url: string, sha256: number[], n: number, size: number) {
+    const client = await connected(url, sha256);
+    const text = (i: number) => String(i).padStart(size, 'abcdefghij'[i % 10]);
+    const got: string[] = [];
+    let wake = () => {};
+    client.on('heard', (v: unknown) => {
+      got.push((v as { text: string }).text);
+      wake();
+    });
+    for (let i = 0; i < n; ) {
+      for (let k = 0; k < 250 && i < n; k++, i++) client.emit('shout', { text: text(i) });
+      const want = i;
+      await within(10000, `heard ${want}`, new Promise<void>((resolve) => (wake = () => got.length >= want && resolve())));
+    }
+    client.close();
+    return { count: got.length, firstDifference: got.findIndex((t, i) => t !== text(i)) };
+  },
+
   // §7: move as datagrams, echoed by the server; datagrams may be lost, so
   // a few are sent, each with a new value, until one comes back.
   async move(url: string, sha256: number[]) {
