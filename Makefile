@@ -6,12 +6,14 @@ GO ?= go
 # the race detector (engine goroutines must end after close).
 RACE_PKGS = ./runtime/... ./tests/...
 
-.PHONY: soak churn test test-nats deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-nats bench-browser bench-browser-targets bench-peers fuzz
+.PHONY: soak churn test test-nats test-browser-targets deps test-ts chromium firefox-esr test-go test-runtime vet fmt-check generate chat-web check-generated golden bench bench-system bench-targets bench-nats bench-browser bench-browser-targets bench-peers fuzz
 
-# The NATS scale-out targets run last, alone (the recipe starts once every
-# prerequisite has finished, even under -j): they are timing bounds.
+# The NATS scale-out targets, then the browser runtime's throughput targets,
+# run last, alone (the recipe starts once every prerequisite has finished,
+# even under -j): they are timings.
 test: deps fmt-check vet test-go test-runtime test-ts
 	$(MAKE) --no-print-directory test-nats
+	$(MAKE) --no-print-directory test-browser-targets
 
 # What the browser tests need: playwright-core pinned in
 # tests/browser/package-lock.json, the runtime's pinned dev dependencies
@@ -107,12 +109,25 @@ bench-browser: deps
 	TIO_BENCH_BROWSER=1 $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
 
 # The same, judged: each kind alone in a page of its own, the median of 15
-# paired runs, failing when a rate is under 0.8 of the raw page's. Timing
-# on a shared host is noisy, so this runs on demand, not in test.
+# paired runs, failing when a rate is under 0.8 of the raw page's.
+BENCH_BROWSER_TARGETS = TIO_BENCH_BROWSER=1 TIO_BENCH_CHECK=1 TIO_BENCH_RUNS=15 \
+	$(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser
 bench-browser-targets: deps
 	for kind in emit calls stream datagrams; do \
-	  TIO_BENCH_BROWSER=1 TIO_BENCH_CHECK=1 TIO_BENCH_ONLY=$$kind TIO_BENCH_RUNS=15 \
-	    $(GO) test -count=1 -run '^TestBenchBrowser$$' -v ./tests/browser || exit 1; \
+	  TIO_BENCH_ONLY=$$kind $(BENCH_BROWSER_TARGETS) || exit 1; \
+	done
+
+# In test, last and alone (they are timings): a kind that misses is
+# measured again, each attempt judged alone, and fails after 3 attempts.
+# On this 2-core host one invocation's median moves by ±0.05 with the
+# host's scheduling; a runtime well under the target misses all three.
+test-browser-targets: deps
+	@for kind in emit calls stream datagrams; do \
+	  for attempt in 1 2 3; do \
+	    TIO_BENCH_ONLY=$$kind $(BENCH_BROWSER_TARGETS) && continue 2; \
+	    echo "test-browser-targets: $$kind under the 0.8 target in attempt $$attempt of 3"; \
+	  done; \
+	  exit 1; \
 	done
 
 # tiogen against the peers users would otherwise pick (centrifuge, and
