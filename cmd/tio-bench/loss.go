@@ -43,6 +43,7 @@ const (
 	lossUpdateRate  = 60 // cursor updates per second
 	lossAgeBound    = 100 * time.Millisecond
 	lossSampleEvery = time.Millisecond
+	lossTail        = 5 * time.Second // the most a sender stays open past its schedule
 
 	lossReceiverEnv = "TIO_BENCH_LOSS_RECEIVER" // the lane, in the receiving namespace
 	lossSenderEnv   = "TIO_BENCH_LOSS_SENDER"   // the lane, in the sending namespace
@@ -431,8 +432,14 @@ func lossSend(lane, url, hash string, d time.Duration) error {
 			return err
 		}
 	}
-	// The receiver's window ends d after its first update, which left here
-	// half an RTT after start: stay open past it.
-	time.Sleep(2 * lossRTT)
+	// The receiver's window ends d after the first update it got, which
+	// left here half an RTT after start, or later when the link dropped the
+	// first updates or the session's first packets (a retransmission waits
+	// out QUIC's probe timeout): stay open until the receiver, done, ends
+	// the session, for at most lossTail.
+	select {
+	case <-c.Done():
+	case <-time.After(lossTail):
+	}
 	return nil
 }
