@@ -27,7 +27,8 @@ const benchTarget = 0.8
 // the same frames with the browser's WebTransport API in the same run
 // (runtime/bench.ts). It is a measurement, not a test: it runs only with
 // TIO_BENCH_BROWSER=1 (make bench-browser) and prints a table, and with
-// TIO_BENCH_CHECK=1 also judges each rate against benchTarget.
+// TIO_BENCH_CHECK=1 also judges each rate against benchTarget (make
+// bench-browser-targets; make test-browser-targets, the end of make test).
 func TestBenchBrowser(t *testing.T) {
 	if os.Getenv("TIO_BENCH_BROWSER") != "1" {
 		t.Skip("a measurement: run it with make bench-browser")
